@@ -1,0 +1,175 @@
+// Host (and device) scalar types for the 16- and 8-bit floats: bf16, f16 and f8e4m3.
+//
+// Each is a struct holding the raw bits. Conversions go through f32 and round to nearest even;
+// NaN, infinities and subnormals follow the hardware formats:
+//   f16     IEEE binary16: 1 sign, 5 exponent (bias 15), 10 mantissa bits; inf and NaN.
+//   bf16    the top 16 bits of an IEEE binary32: 1 sign, 8 exponent, 7 mantissa bits; inf and NaN.
+//   f8e4m3  OCP FP8 E4M3 ("fn"): 1 sign, 4 exponent (bias 7), 3 mantissa bits; no infinities,
+//           NaN is S.1111.111, largest finite 448. Conversion is non-saturating (as CUDA's
+//           __NV_NOSAT and PyTorch's float8_e4m3fn): anything that rounds above 448, and +-inf,
+//           becomes NaN.
+// The functions are constexpr and marked WICK_HOST_DEVICE so that GPU kernels can use them too.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define WICK_HOST_DEVICE __host__ __device__
+#else
+#define WICK_HOST_DEVICE
+#endif
+
+namespace wick {
+
+namespace detail {
+
+WICK_HOST_DEVICE inline uint32_t f32_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+WICK_HOST_DEVICE inline float f32_from_bits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// Rounds the f32 bit pattern `u` (sign cleared) to a narrower float with `man` mantissa bits,
+// exponent bias `bias` and minimum normal exponent 1 - bias. Returns the magnitude bits of the
+// narrow format (exponent << man | mantissa), or `overflow` when the result is too large for a
+// finite value of the narrow format (the caller decides what overflow means: inf or NaN).
+// `max_bits` is the largest finite magnitude encoding. NaN is handled by the caller.
+WICK_HOST_DEVICE inline uint32_t round_f32_to_narrow(uint32_t u, int man, int bias, uint32_t max_bits,
+                                                    uint32_t overflow) {
+  const int exp32 = static_cast<int>(u >> 23);  // biased by 127; 0 for zero/subnormal f32
+  if (exp32 == 0xff) return overflow;           // infinity
+  const int e = exp32 - 127;                    // unbiased exponent of the f32 value
+  uint32_t mant = (u & 0x7fffffu) | (exp32 ? 0x800000u : 0u);  // 24-bit significand
+  int exp_narrow = e + bias;                    // biased narrow exponent if normal
+  int shift = 23 - man;                         // bits dropped for a normal result
+  if (exp_narrow <= 0) {                        // subnormal in the narrow format
+    shift += 1 - exp_narrow;
+    exp_narrow = 0;
+    if (shift > 31) return 0;  // rounds to zero (even far below half the smallest subnormal)
+  }
+  if (exp32 == 0) {
+    // f32 subnormals are far below every narrow format's smallest subnormal.
+    return 0;
+  }
+  const uint32_t kept = mant >> shift;
+  const uint32_t rem = mant & ((1u << shift) - 1u);
+  const uint32_t half = 1u << (shift - 1);
+  uint32_t r = kept;
+  if (rem > half || (rem == half && (kept & 1u))) r += 1;
+  // For a normal result `r` still holds the implicit bit; fold it into the exponent. A carry out
+  // of the significand increments the exponent naturally through the addition.
+  uint32_t bits;
+  if (exp_narrow == 0) {
+    bits = r;  // subnormal; a carry into bit `man` makes it the smallest normal, which is right
+  } else {
+    bits = (static_cast<uint32_t>(exp_narrow) << man) + (r - (1u << man));
+  }
+  if (bits > max_bits) return overflow;
+  return bits;
+}
+
+}  // namespace detail
+
+struct f16 {
+  uint16_t bits = 0;
+  f16() = default;
+  WICK_HOST_DEVICE static f16 from_bits(uint16_t b) {
+    f16 h;
+    h.bits = b;
+    return h;
+  }
+  WICK_HOST_DEVICE explicit f16(float f) : bits(from_f32(f)) {}
+  WICK_HOST_DEVICE explicit f16(double d) : bits(from_f32(static_cast<float>(d))) {}
+  WICK_HOST_DEVICE explicit operator float() const { return to_f32(bits); }
+  WICK_HOST_DEVICE explicit operator double() const { return to_f32(bits); }
+
+  WICK_HOST_DEVICE static uint16_t from_f32(float f) {
+    const uint32_t u = detail::f32_bits(f);
+    const uint32_t sign = (u >> 16) & 0x8000u;
+    const uint32_t a = u & 0x7fffffffu;
+    if (a > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u | ((a >> 13) & 0x1ffu));  // NaN
+    return static_cast<uint16_t>(sign | detail::round_f32_to_narrow(a, 10, 15, 0x7bffu, 0x7c00u));
+  }
+  WICK_HOST_DEVICE static float to_f32(uint16_t h) {
+    const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+    const uint32_t e = (h >> 10) & 0x1fu;
+    uint32_t m = h & 0x3ffu;
+    if (e == 0x1f) return detail::f32_from_bits(sign | 0x7f800000u | (m << 13));
+    if (e != 0) return detail::f32_from_bits(sign | ((e + 112u) << 23) | (m << 13));
+    if (m == 0) return detail::f32_from_bits(sign);
+    // subnormal: value = m * 2^-24; normalise
+    int shift = 0;
+    while (!(m & 0x400u)) {
+      m <<= 1;
+      ++shift;
+    }
+    return detail::f32_from_bits(sign | (static_cast<uint32_t>(113 - shift) << 23) | ((m & 0x3ffu) << 13));
+  }
+};
+
+struct bf16 {
+  uint16_t bits = 0;
+  bf16() = default;
+  WICK_HOST_DEVICE static bf16 from_bits(uint16_t b) {
+    bf16 h;
+    h.bits = b;
+    return h;
+  }
+  WICK_HOST_DEVICE explicit bf16(float f) : bits(from_f32(f)) {}
+  WICK_HOST_DEVICE explicit bf16(double d) : bits(from_f32(static_cast<float>(d))) {}
+  WICK_HOST_DEVICE explicit operator float() const { return to_f32(bits); }
+  WICK_HOST_DEVICE explicit operator double() const { return to_f32(bits); }
+
+  WICK_HOST_DEVICE static uint16_t from_f32(float f) {
+    const uint32_t u = detail::f32_bits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);  // quiet NaN
+    // Round to nearest even on the dropped 16 bits; overflow carries into inf naturally.
+    const uint32_t lsb = (u >> 16) & 1u;
+    return static_cast<uint16_t>((u + 0x7fffu + lsb) >> 16);
+  }
+  WICK_HOST_DEVICE static float to_f32(uint16_t h) { return detail::f32_from_bits(static_cast<uint32_t>(h) << 16); }
+};
+
+struct f8e4m3 {
+  uint8_t bits = 0;
+  f8e4m3() = default;
+  WICK_HOST_DEVICE static f8e4m3 from_bits(uint8_t b) {
+    f8e4m3 h;
+    h.bits = b;
+    return h;
+  }
+  WICK_HOST_DEVICE explicit f8e4m3(float f) : bits(from_f32(f)) {}
+  WICK_HOST_DEVICE explicit f8e4m3(double d) : bits(from_f32(static_cast<float>(d))) {}
+  WICK_HOST_DEVICE explicit operator float() const { return to_f32(bits); }
+  WICK_HOST_DEVICE explicit operator double() const { return to_f32(bits); }
+
+  WICK_HOST_DEVICE static uint8_t from_f32(float f) {
+    const uint32_t u = detail::f32_bits(f);
+    const uint32_t sign = (u >> 24) & 0x80u;
+    const uint32_t a = u & 0x7fffffffu;
+    if (a > 0x7f800000u) return static_cast<uint8_t>(sign | 0x7fu);  // NaN
+    return static_cast<uint8_t>(sign | detail::round_f32_to_narrow(a, 3, 7, 0x7eu, 0x7fu));
+  }
+  WICK_HOST_DEVICE static float to_f32(uint8_t h) {
+    const uint32_t sign = static_cast<uint32_t>(h & 0x80u) << 24;
+    const uint32_t e = (h >> 3) & 0xfu;
+    uint32_t m = h & 0x7u;
+    if (e == 0xf && m == 0x7) return detail::f32_from_bits(sign | 0x7fc00000u);
+    if (e != 0) return detail::f32_from_bits(sign | ((e + 120u) << 23) | (m << 20));
+    if (m == 0) return detail::f32_from_bits(sign);
+    int shift = 0;
+    while (!(m & 0x8u)) {
+      m <<= 1;
+      ++shift;
+    }
+    return detail::f32_from_bits(sign | (static_cast<uint32_t>(121 - shift) << 23) | ((m & 0x7u) << 20));
+  }
+};
+
+}  // namespace wick

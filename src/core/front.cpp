@@ -1,0 +1,35 @@
+#include "core/front.h"
+
+namespace wick::front {
+
+void check_defined(Op op, const Tensor& t, const char* what) {
+  if (!t.defined()) throw InvalidArgument(op_tag(op) + what + " is an undefined tensor");
+}
+
+void check_op_dtype(Op op, const Tensor& t) {
+  check_defined(op, t);
+  if (!op_defined_for(op, t.dtype()))
+    throw DTypeError(op_tag(op) + "not defined for dtype " + std::string(dtype_name(t.dtype())) + " (input " +
+                     t.str() + ")");
+  if (!backend(t).implements(op, t.dtype()))
+    throw UnsupportedError(op_tag(op) + "dtype " + std::string(dtype_name(t.dtype())) + " is not implemented on " +
+                           t.device().location() + " (input " + t.str() + ")");
+}
+
+void check_same_device(Op op, const Tensor& a, const Tensor& b) {
+  if (!a.device().same_device(b.device()))
+    throw DeviceError(op_tag(op) + "operands on different devices: " + a.str() + " and " + b.str());
+}
+
+void check_same_dtype(Op op, const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype())
+    throw DTypeError(op_tag(op) + "operands of different dtypes: " + a.str() + " and " + b.str());
+}
+
+void check_index_dtype(Op op, const Tensor& ids) {
+  check_defined(op, ids, "ids");
+  if (!is_int(ids.dtype()))
+    throw DTypeError(op_tag(op) + "ids must be u8, u32 or i64, got " + ids.str());
+}
+
+}  // namespace wick::front

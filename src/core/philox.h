@@ -1,0 +1,105 @@
+// Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC 2011) and the
+// mapping from element index to random words that every backend uses.
+//
+// Note [Random streams]
+// A call that fills n elements reserves a run of 128-bit block counters from its device
+// (Backend::take_random). Element i reads block (start + i / per_block): per_block is 4 for
+// uniform f32/f16/bf16/f8 (one 32-bit word each), 2 for uniform f64 (two words each) and 2 for
+// normals (one Box-Muller pair per block). The result of an element depends only on (seed, counter,
+// i), never on threads or launch shape, so the CPU, CUDA and ROCm give the same uniform bits.
+// Uniforms use explicit fma so that no compiler contraction changes the rounding.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "wick/scalar_types.h"
+
+namespace wick::philox {
+
+struct Block {
+  uint32_t w[4];
+};
+
+WICK_HOST_DEVICE inline void mulhilo(uint32_t a, uint32_t b, uint32_t* hi, uint32_t* lo) {
+  const uint64_t p = static_cast<uint64_t>(a) * b;
+  *hi = static_cast<uint32_t>(p >> 32);
+  *lo = static_cast<uint32_t>(p);
+}
+
+// Block number `ctr` of the stream keyed by `seed`.
+WICK_HOST_DEVICE inline Block block(uint64_t seed, uint64_t ctr) {
+  uint32_t c0 = static_cast<uint32_t>(ctr), c1 = static_cast<uint32_t>(ctr >> 32), c2 = 0, c3 = 0;
+  uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+  for (int r = 0; r < 10; ++r) {
+    uint32_t hi0, lo0, hi1, lo1;
+    mulhilo(0xD2511F53u, c0, &hi0, &lo0);
+    mulhilo(0xCD9E8D57u, c2, &hi1, &lo1);
+    const uint32_t n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
+    c0 = n0;
+    c1 = lo1;
+    c2 = n2;
+    c3 = lo0;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  return Block{{c0, c1, c2, c3}};
+}
+
+// The raw 4x32 round function on a full 128-bit counter (for known-answer tests).
+WICK_HOST_DEVICE inline Block block_raw(const uint32_t ctr_in[4], const uint32_t key_in[2]) {
+  uint32_t c0 = ctr_in[0], c1 = ctr_in[1], c2 = ctr_in[2], c3 = ctr_in[3], k0 = key_in[0], k1 = key_in[1];
+  for (int r = 0; r < 10; ++r) {
+    uint32_t hi0, lo0, hi1, lo1;
+    mulhilo(0xD2511F53u, c0, &hi0, &lo0);
+    mulhilo(0xCD9E8D57u, c2, &hi1, &lo1);
+    const uint32_t n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
+    c0 = n0;
+    c1 = lo1;
+    c2 = n2;
+    c3 = lo0;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  return Block{{c0, c1, c2, c3}};
+}
+
+// [0, 1) from 24 / 53 random bits.
+WICK_HOST_DEVICE inline float unit_f32(uint32_t w) { return static_cast<float>(w >> 8) * 5.9604644775390625e-08f; }
+WICK_HOST_DEVICE inline double unit_f64(uint32_t hi, uint32_t lo) {
+  return static_cast<double>(((static_cast<uint64_t>(hi) << 32) | lo) >> 11) * 1.1102230246251565e-16;
+}
+
+// Uniform element i of a call whose stream starts at block `start`, computed in f32 (for every
+// float type but f64) or f64; the caller rounds to the element type.
+WICK_HOST_DEVICE inline float uniform_f32(uint64_t seed, uint64_t start, uint64_t i, float lo, float span) {
+  const Block b = block(seed, start + i / 4);
+  return fmaf(unit_f32(b.w[i % 4]), span, lo);
+}
+WICK_HOST_DEVICE inline double uniform_f64(uint64_t seed, uint64_t start, uint64_t i, double lo, double span) {
+  const Block b = block(seed, start + i / 2);
+  const unsigned k = static_cast<unsigned>(i % 2) * 2;
+  return fma(unit_f64(b.w[k], b.w[k + 1]), span, lo);
+}
+
+// Normal element i (Box-Muller on the block's uniforms; u1 in (0, 1] so the log is finite).
+WICK_HOST_DEVICE inline float normal_f32(uint64_t seed, uint64_t start, uint64_t i, float mean, float std) {
+  const Block b = block(seed, start + i / 2);
+  const float u1 = 1.0f - unit_f32(b.w[0]);
+  const float u2 = unit_f32(b.w[1]);
+  const float r = sqrtf(-2.0f * logf(u1));
+  const float theta = 6.28318530717958647692f * u2;
+  const float z = (i % 2) ? r * sinf(theta) : r * cosf(theta);
+  return fmaf(z, std, mean);
+}
+WICK_HOST_DEVICE inline double normal_f64(uint64_t seed, uint64_t start, uint64_t i, double mean, double std) {
+  const Block b = block(seed, start + i / 2);
+  const double u1 = 1.0 - unit_f64(b.w[0], b.w[1]);
+  const double u2 = unit_f64(b.w[2], b.w[3]);
+  const double r = ::sqrt(-2.0 * ::log(u1));
+  const double theta = 6.28318530717958647692 * u2;
+  const double z = (i % 2) ? r * ::sin(theta) : r * ::cos(theta);
+  return fma(z, std, mean);
+}
+
+}  // namespace wick::philox

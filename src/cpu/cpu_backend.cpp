@@ -1,0 +1,150 @@
+#include "cpu/cpu_backend.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <new>
+#include <string>
+#include <thread>
+
+#include "core/philox.h"
+#include "cpu/dispatch.h"
+#include "cpu/strided.h"
+
+namespace wick::cpu {
+
+CpuBackend& backend() {
+  static CpuBackend b;
+  return b;
+}
+
+namespace {
+int64_t meminfo_bytes(const char* key) {
+  std::ifstream f("/proc/meminfo");
+  std::string k;
+  int64_t v = 0;
+  std::string unit;
+  while (f >> k >> v >> unit)
+    if (k == key) return v * 1024;
+  return 0;
+}
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) {
+      const auto c = line.find(':');
+      if (c != std::string::npos) return line.substr(c + 2);
+    }
+  return "cpu";
+}
+}  // namespace
+
+DeviceInfo CpuBackend::info() const {
+  DeviceInfo i;
+  i.name = cpu_model();
+#if defined(__x86_64__)
+  i.architecture = "x86_64";
+#elif defined(__aarch64__)
+  i.architecture = "aarch64";
+#else
+  i.architecture = "unknown";
+#endif
+  i.total_memory = meminfo_bytes("MemTotal:");
+  i.free_memory = meminfo_bytes("MemAvailable:");
+  i.multiprocessors = num_threads();
+  i.warp_size = 0;
+  return i;
+}
+
+void* CpuBackend::raw_alloc(int64_t nbytes) {
+  // 64-byte alignment for vector loads; size rounded up as aligned_alloc requires.
+  const size_t n = (static_cast<size_t>(nbytes) + 63) & ~size_t{63};
+  void* p = std::aligned_alloc(64, n);
+  if (!p)
+    throw OutOfMemory("[alloc] cannot allocate " + std::to_string(nbytes) + " bytes on cpu (" +
+                      std::to_string(meminfo_bytes("MemAvailable:")) + " bytes available)");
+  return p;
+}
+
+void CpuBackend::raw_free(void* p) { std::free(p); }
+
+void CpuBackend::copy_from_host(void* dst, const void* src, int64_t nbytes) {
+  std::memcpy(dst, src, static_cast<size_t>(nbytes));
+}
+
+void CpuBackend::copy_to_host(void* dst, const void* src, int64_t nbytes) {
+  std::memcpy(dst, src, static_cast<size_t>(nbytes));
+}
+
+void CpuBackend::const_set(const TensorArg& dst, Scalar value) {
+  dispatch(dst.dtype, [&]<class T>() {
+    const T v = value.as<T>();
+    map<T>([v]() { return v; }, dst);
+  });
+}
+
+void CpuBackend::arange(const TensorArg& dst, double start, double step) {
+  dispatch(dst.dtype, [&]<class T>() {
+    T* p = dst.ptr<T>();
+    const int64_t s = dst.layout.stride(0);
+    parallel_for(dst.numel(), kGrain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        if constexpr (std::is_integral_v<T>) {
+          p[i * s] = convert<T>(std::floor(start) == start && std::floor(step) == step
+                                    ? static_cast<double>(static_cast<int64_t>(start) + i * static_cast<int64_t>(step))
+                                    : start + static_cast<double>(i) * step);
+        } else {
+          p[i * s] = convert<T>(start + static_cast<double>(i) * step);
+        }
+      }
+    });
+  });
+}
+
+// Elements of the flat (row-major) index i; see Note [Random streams] in src/core/philox.h.
+void CpuBackend::rand_uniform(const TensorArg& dst, double lo, double up, RandomStream rs) {
+  dispatch_in<kFloatTypes>(dst.dtype, [&]<class T>() {
+    const int64_t n = dst.numel();
+    std::vector<T> tmp;
+    T* out = dst.layout.is_contiguous() ? dst.ptr<T>() : (tmp.resize(static_cast<size_t>(n)), tmp.data());
+    parallel_for(n, 4096, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        if constexpr (std::is_same_v<T, double>) {
+          out[i] = philox::uniform_f64(rs.seed, rs.counter, static_cast<uint64_t>(i), lo, up - lo);
+        } else {
+          out[i] = convert<T>(philox::uniform_f32(rs.seed, rs.counter, static_cast<uint64_t>(i),
+                                                  static_cast<float>(lo), static_cast<float>(up - lo)));
+        }
+      }
+    });
+    if (!tmp.empty()) map<T, T>([](T v) { return v; }, dst, TensorArg(tmp.data(), dst.dtype, Layout(dst.shape())));
+  }, "rand_uniform");
+}
+
+void CpuBackend::rand_normal(const TensorArg& dst, double mean, double std, RandomStream rs) {
+  dispatch_in<kFloatTypes>(dst.dtype, [&]<class T>() {
+    const int64_t n = dst.numel();
+    std::vector<T> tmp;
+    T* out = dst.layout.is_contiguous() ? dst.ptr<T>() : (tmp.resize(static_cast<size_t>(n)), tmp.data());
+    parallel_for(n, 4096, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        if constexpr (std::is_same_v<T, double>) {
+          out[i] = philox::normal_f64(rs.seed, rs.counter, static_cast<uint64_t>(i), mean, std);
+        } else {
+          out[i] = convert<T>(philox::normal_f32(rs.seed, rs.counter, static_cast<uint64_t>(i),
+                                                 static_cast<float>(mean), static_cast<float>(std)));
+        }
+      }
+    });
+    if (!tmp.empty()) map<T, T>([](T v) { return v; }, dst, TensorArg(tmp.data(), dst.dtype, Layout(dst.shape())));
+  }, "rand_normal");
+}
+
+void CpuBackend::cast(const TensorArg& src, const TensorArg& dst) {
+  dispatch(src.dtype, [&]<class S>() {
+    dispatch(dst.dtype, [&]<class D>() { map<D, S>([](S v) { return convert<D>(v); }, dst, src); });
+  });
+}
+
+}  // namespace wick::cpu

@@ -1,0 +1,121 @@
+// Strided iteration for the CPU backend.
+//
+// The host picks the path once per call (DESIGN principle 3): operands that share a shape are first
+// collapsed (size-1 dims dropped, neighbouring dims merged when every operand is contiguous across
+// them); if one dim is left and every inner stride is 1 the loop is a flat, vectorisable loop.
+// Otherwise rows of the innermost dim are visited, the outer index space split across threads.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "backend/backend.h"
+#include "cpu/parallel.h"
+
+namespace wick::cpu {
+
+// N operands over one shape, after collapsing. dims are outermost first.
+template <size_t N>
+struct Collapsed {
+  std::vector<int64_t> shape;
+  std::array<std::vector<int64_t>, N> strides;
+  int64_t numel = 1;
+};
+
+template <size_t N>
+Collapsed<N> collapse(const Shape& shape, const std::array<const Strides*, N>& strides) {
+  Collapsed<N> c;
+  c.numel = shape.numel();
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 1) continue;
+    if (!c.shape.empty()) {
+      bool merge = true;
+      for (size_t k = 0; k < N; ++k)
+        if (c.strides[k].back() != (*strides[k])[i] * shape[i]) merge = false;
+      if (merge) {
+        c.shape.back() *= shape[i];
+        for (size_t k = 0; k < N; ++k) c.strides[k].back() = (*strides[k])[i];
+        continue;
+      }
+    }
+    c.shape.push_back(shape[i]);
+    for (size_t k = 0; k < N; ++k) c.strides[k].push_back((*strides[k])[i]);
+  }
+  if (c.shape.empty()) {  // scalar or all size-1 dims
+    c.shape.push_back(1);
+    for (size_t k = 0; k < N; ++k) c.strides[k].push_back(1);
+  }
+  return c;
+}
+
+// Calls row(offsets, n, inner_strides) for every innermost row of the collapsed iteration space;
+// offsets are element offsets relative to each operand's base (layout offset not included).
+// Rows are split across threads.
+template <size_t N, class F>
+void for_each_row(const Collapsed<N>& c, F&& row) {
+  if (c.numel == 0) return;
+  const size_t rank = c.shape.size();
+  const int64_t inner = c.shape[rank - 1];
+  const int64_t rows = c.numel / inner;
+  std::array<int64_t, N> inner_strides;
+  for (size_t k = 0; k < N; ++k) inner_strides[k] = c.strides[k][rank - 1];
+  const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(inner, 1));
+  parallel_for(rows, grain, [&](int64_t begin, int64_t end) {
+    // multi-index of row `begin` over the outer dims
+    std::vector<int64_t> idx(rank, 0);
+    int64_t r = begin;
+    for (size_t d = rank - 1; d-- > 0;) {
+      idx[d] = r % c.shape[d];
+      r /= c.shape[d];
+    }
+    std::array<int64_t, N> off{};
+    for (size_t k = 0; k < N; ++k)
+      for (size_t d = 0; d + 1 < rank; ++d) off[k] += idx[d] * c.strides[k][d];
+    for (int64_t row_i = begin; row_i < end; ++row_i) {
+      row(off, inner, inner_strides);
+      // advance the outer multi-index by one
+      for (size_t d = rank - 1; d-- > 0;) {
+        ++idx[d];
+        for (size_t k = 0; k < N; ++k) off[k] += c.strides[k][d];
+        if (idx[d] < c.shape[d]) break;
+        for (size_t k = 0; k < N; ++k) off[k] -= c.strides[k][d] * c.shape[d];
+        idx[d] = 0;
+      }
+    }
+  });
+}
+
+namespace detail {
+template <class Out, class... In, class F, size_t... I, size_t N>
+inline void map_row(F& f, Out* out, const std::tuple<In*...>& base, const std::array<int64_t, N>& off, int64_t n,
+                    const std::array<int64_t, N>& st, std::index_sequence<I...>) {
+  if ((st[0] == 1) && ((st[I + 1] == 1) && ...)) {
+    const std::tuple<In*...> p{(std::get<I>(base) + off[I + 1])...};
+    for (int64_t j = 0; j < n; ++j) out[j] = f(std::get<I>(p)[j]...);
+  } else {
+    for (int64_t j = 0; j < n; ++j) out[j * st[0]] = f(std::get<I>(base)[off[I + 1] + j * st[I + 1]]...);
+  }
+}
+}  // namespace detail
+
+template <class T>
+using ArgFor = TensorArg;
+
+// dst[i] = f(src0[i], src1[i], ...) over dst's shape (the sources have that shape too), each
+// operand with its own layout. Out and In... are the element types, given explicitly:
+//   map<float, float, float>(add, dst, a, b);
+template <class Out, class... In, class F>
+void map(F&& f, const TensorArg& dst, const ArgFor<In>&... src) {
+  constexpr size_t N = 1 + sizeof...(In);
+  const Collapsed<N> c = collapse<N>(dst.shape(), {&dst.layout.strides(), &src.layout.strides()...});
+  Out* const o = dst.ptr<Out>();
+  const std::tuple<In*...> base{src.template ptr<In>()...};
+  for_each_row<N>(c, [&](const std::array<int64_t, N>& off, int64_t n, const std::array<int64_t, N>& st) {
+    detail::map_row<Out, In...>(f, o + off[0], base, off, n, st, std::index_sequence_for<In...>{});
+  });
+}
+
+}  // namespace wick::cpu
