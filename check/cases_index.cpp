@@ -375,7 +375,7 @@ void register_index_cases(Cases& cases) {
   cases.push_back({Op::Scatter, "", kAllLayouts, case_scatter});
   cases.push_back({Op::ScatterAdd, "", kAllLayouts, case_scatter_add});
   cases.push_back({Op::IndexAdd, "", kAllLayouts, [](Ctx& c) { index_add_body(c, c.shape({5, 6, 4}), 4); }});
-  // Slices of >= 32768 elements take the slice-at-a-time path of the CPU backend.
+  // Slices big enough for the CPU backend to split one slice across threads.
   cases.push_back({Op::IndexAdd, "large slices", kContiguousOnly, [](Ctx& c) { index_add_body(c, {6, 190, 190}, 5); }});
   cases.push_back({Op::CopyStrided, "", kAllLayouts, case_copy_strided});
   cases.push_back({Op::Copy2d, "", kContiguousOnly, case_copy2d});

@@ -1,11 +1,12 @@
 // Indexing on the CPU: index_select, gather, scatter / scatter_add, index_add.
 //
 // Note [Index kernels]
-// All four ops reduce to two strided loops over an iteration shape with three operands:
+// The ops reduce to strided loops over an iteration shape with three operands:
 //   gather-like   dst[i] = src[i + ids[i] * src_dim_stride]      (index_select, gather)
-//   scatter-like  dst[i + ids[i] * dst_dim_stride] op= src[i]    (scatter, scatter_add, index_add)
+//   scatter-like  dst[i + ids[i] * dst_dim_stride] op= src[i]    (scatter, scatter_add)
 // where the operand of the indexed tensor has stride 0 at `dim` (the id supplies that coordinate)
-// and ids get stride 0 where they are broadcast (index_select / index_add ids are 1-D along dim).
+// and ids get stride 0 where they are broadcast (index_select's ids are 1-D along dim). index_add,
+// one id per slice, has its own slice-wise loop.
 // Ids are validated (and converted to i64 when they are u8 / u32) before anything is written, so an
 // out-of-range id leaves the destination untouched.
 #include <algorithm>
@@ -154,11 +155,53 @@ Strides with_zero_at(Strides s, size_t dim) {
   return s;
 }
 
-// Strides of a 1-D ids tensor laid along `dim` of a rank-`rank` iteration (0 elsewhere).
+// Strides of 1-D ids laid along `dim` of a rank-`rank` iteration (0 elsewhere).
 Strides ids_along(size_t rank, size_t dim, int64_t stride) {
   Strides s(rank, 0);
   s[dim] = stride;
   return s;
+}
+
+// index_add: dst.select(dim, ids[i]) += src.select(dim, i). The threads split the positions of a
+// slice and each runs over every i for its positions, so repeated ids never race, and the inner
+// loop runs along a slice row (unit stride when the tensors are contiguous).
+template <class T>
+void index_add_loop(const TensorArg& dst, const TensorArg& src, size_t dim, const int64_t* ids, int64_t id_stride) {
+  const int64_t n = src.layout.dim(dim);
+  const int64_t dds = dst.layout.stride(dim), sds = src.layout.stride(dim);
+  const Layout dl = dst.layout.select(dim, 0), sl = src.layout.select(dim, 0);
+  const Collapsed<2> c = collapse<2>(sl.shape(), {&dl.strides(), &sl.strides()});
+  const size_t rank = c.shape.size();
+  const int64_t inner = c.shape[rank - 1];
+  const int64_t sd = c.strides[0][rank - 1], ss = c.strides[1][rank - 1];
+  T* const dp = static_cast<T*>(dst.data) + dl.offset();
+  const T* const sp = static_cast<const T*>(src.data) + sl.offset();
+  const AddWrap add;
+  parallel_for(c.numel, std::max<int64_t>(1, kGrain / n), [&](int64_t b, int64_t e) {
+    for (int64_t pos = b; pos < e;) {
+      // the row segment [pos, pos + len) of the collapsed slice
+      const int64_t col = pos % inner;
+      const int64_t len = std::min(inner - col, e - pos);
+      int64_t od = col * sd, os = col * ss;
+      int64_t r = pos / inner;
+      for (size_t k = rank - 1; k-- > 0;) {
+        const int64_t ix = r % c.shape[k];
+        r /= c.shape[k];
+        od += ix * c.strides[0][k];
+        os += ix * c.strides[1][k];
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        T* o = dp + od + ids[i * id_stride] * dds;
+        const T* s = sp + os + i * sds;
+        if (sd == 1 && ss == 1) {
+          for (int64_t j = 0; j < len; ++j) o[j] = add(o[j], s[j]);
+        } else {
+          for (int64_t j = 0; j < len; ++j) o[j * sd] = add(o[j * sd], s[j * ss]);
+        }
+      }
+      pos += len;
+    }
+  });
 }
 
 }  // namespace
@@ -206,24 +249,8 @@ void CpuBackend::index_add(const TensorArg& dst, const TensorArg& ids, const Ten
   const size_t d = static_cast<size_t>(dim);
   const Ids iv = validate_ids("index_add", ids, dst.layout.dim(d), dim);
   if (src.numel() == 0) return;
-  const int64_t n = ids.numel();
-  const int64_t slice = src.numel() / n;
-  const int64_t* id = iv.arg.ptr<int64_t>();
-  const int64_t id_stride = iv.arg.layout.stride(0);
   dispatch(dst.dtype, [&]<class T>() {
-    if (slice >= kGrain) {
-      // Big slices: one slice at a time, each added by all threads; ids in order, so duplicates
-      // never race.
-      for (int64_t i = 0; i < n; ++i) {
-        const TensorArg out(dst.data, dst.dtype, dst.layout.select(d, id[i * id_stride]));
-        const TensorArg in(src.data, src.dtype, src.layout.select(d, i));
-        map<T, T, T>(AddWrap{}, out, out, in);
-      }
-    } else {
-      scatter_loop<T>(AddWrap{}, dst.ptr<T>(), with_zero_at(dst.layout.strides(), d), dst.layout.stride(d),
-                      src.ptr<T>(), src.layout.strides(), id, ids_along(src.layout.rank(), d, id_stride), src.shape(),
-                      d);
-    }
+    index_add_loop<T>(dst, src, d, iv.arg.ptr<int64_t>(), iv.arg.layout.stride(0));
   });
 }
 
