@@ -9,7 +9,13 @@
 namespace wick::front {
 
 inline Backend& backend(const Tensor& t) { return backend_for(t.device()); }
-inline std::string op_tag(Op op) { return "[" + std::string(op_name(op)) + "] "; }
+// Built with += : GCC 12 at -O3 warns falsely (-Wrestrict) on "literal" + std::string&&.
+inline std::string op_tag(Op op) {
+  std::string s = "[";
+  s += op_name(op);
+  s += "] ";
+  return s;
+}
 
 // Throws unless t is defined.
 void check_defined(Op op, const Tensor& t, const char* what = "input");

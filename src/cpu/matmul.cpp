@@ -1,9 +1,201 @@
+// matmul on the CPU: batched strided GEMM over OpenBLAS (see gemm.h).
+#include <cblas.h>
+
+#include <algorithm>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
 #include "cpu/cpu_backend.h"
+#include "cpu/dispatch.h"
+#include "cpu/gemm.h"
+#include "cpu/parallel.h"
 
 namespace wick::cpu {
+namespace {
+
+constexpr int64_t kBlasIntMax = std::numeric_limits<blasint>::max();
+
+// How BLAS (row-major convention) sees a matrix: as stored (trans false: element (r, c) at
+// r * ld + c) or as the transpose of a row-major matrix (trans true: at c * ld + r).
+struct BlasView {
+  bool ok = false;
+  bool trans = false;
+  int64_t ld = 0;
+};
+
+template <class T>
+BlasView blas_view(const MatRef<T>& m) {
+  const int64_t r = m.rows, c = m.cols;
+  // A dim of size 1 never steps, so its stride is free; ld must still cover a row so that rows do
+  // not overlap (BLAS requires ld >= max(1, row length)).
+  if (c == 1 || m.cs == 1) {
+    const int64_t ld = r == 1 ? std::max<int64_t>(c, 1) : m.rs;
+    if (ld >= std::max<int64_t>(c, 1)) return {true, false, ld};
+  }
+  if (r == 1 || m.rs == 1) {
+    const int64_t ld = c == 1 ? std::max<int64_t>(r, 1) : m.cs;
+    if (ld >= std::max<int64_t>(r, 1)) return {true, true, ld};
+  }
+  return {};
+}
+
+template <class T>
+MatRef<T> transposed(const MatRef<T>& m) {
+  return {m.p, m.cols, m.rows, m.cs, m.rs};
+}
+
+// Rows of at least this many elements per thread when copying.
+int64_t row_grain(int64_t cols) { return std::max<int64_t>(1, kGrain / std::max<int64_t>(cols, 1)); }
+
+// A row-major contiguous copy of m, converted to D.
+template <class D, class S>
+void pack(const MatRef<S>& m, D* out) {
+  parallel_for(m.rows, row_grain(m.cols), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t c = 0; c < m.cols; ++c) out[r * m.cols + c] = convert<D>(m.p[r * m.rs + c * m.cs]);
+  });
+}
+
+// Writes a row-major contiguous S matrix into m, converted to m's type.
+template <class S, class D>
+void unpack(const S* in, const MatRef<D>& m) {
+  parallel_for(m.rows, row_grain(m.cols), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t c = 0; c < m.cols; ++c) m.p[r * m.rs + c * m.cs] = convert<std::remove_const_t<D>>(in[r * m.cols + c]);
+  });
+}
+
+// Plain loops for what BLAS's int cannot address (dims or leading dims beyond 2^31 - 1).
+template <class T>
+void gemm_loops(const MatRef<const T>& a, const MatRef<const T>& b, const MatRef<T>& c, T beta) {
+  parallel_for(c.rows, 1, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i)
+      for (int64_t j = 0; j < c.cols; ++j) {
+        T acc = 0;
+        for (int64_t k = 0; k < a.cols; ++k) acc += a.p[i * a.rs + k * a.cs] * b.p[k * b.rs + j * b.cs];
+        T& out = c.p[i * c.rs + j * c.cs];
+        out = beta == T(0) ? acc : acc + beta * out;
+      }
+  });
+}
+
+void blas_call(bool ta, bool tb, blasint m, blasint n, blasint k, const float* a, blasint lda, const float* b,
+               blasint ldb, float beta, float* c, blasint ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, lda, b,
+              ldb, beta, c, ldc);
+}
+void blas_call(bool ta, bool tb, blasint m, blasint n, blasint k, const double* a, blasint lda, const double* b,
+               blasint ldb, double beta, double* c, blasint ldc) {
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0, a, lda, b,
+              ldb, beta, c, ldc);
+}
+
+template <class T>
+void gemm_impl(const MatRef<const T>& a, const MatRef<const T>& b, const MatRef<T>& c, T beta) {
+  const int64_t m = c.rows, n = c.cols, k = a.cols;
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        T& out = c.p[i * c.rs + j * c.cs];
+        out = beta == T(0) ? T(0) : beta * out;
+      }
+    return;
+  }
+  const BlasView cv = blas_view(c);
+  if (!cv.ok || cv.ld > kBlasIntMax) {
+    // BLAS writes c row-major with unit stride; any other c goes through a contiguous buffer.
+    std::vector<T> tmp(static_cast<size_t>(m * n));
+    if (beta != T(0)) pack(MatRef<const T>{c.p, m, n, c.rs, c.cs}, tmp.data());
+    gemm_impl<T>(a, b, MatRef<T>{tmp.data(), m, n, n, 1}, beta);
+    unpack(tmp.data(), c);
+    return;
+  }
+  if (cv.trans) {
+    // A column-major c: compute c^T = b^T a^T, which BLAS writes row-major.
+    return gemm_impl<T>(transposed(b), transposed(a), transposed(c), beta);
+  }
+  std::vector<T> abuf, bbuf;
+  auto view_or_pack = [](const MatRef<const T>& x, std::vector<T>& buf, const T** p) {
+    BlasView v = blas_view(x);
+    *p = x.p;
+    if (!v.ok || v.ld > kBlasIntMax) {
+      buf.resize(static_cast<size_t>(x.rows * x.cols));
+      pack(x, buf.data());
+      *p = buf.data();
+      v = {true, false, std::max<int64_t>(x.cols, 1)};
+    }
+    return v;
+  };
+  const T *ap, *bp;
+  const BlasView av = view_or_pack(a, abuf, &ap);
+  const BlasView bv = view_or_pack(b, bbuf, &bp);
+  if (std::max({m, n, k, av.ld, bv.ld}) > kBlasIntMax) return gemm_loops<T>(a, b, c, beta);
+  blas_call(av.trans, bv.trans, static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), ap,
+            static_cast<blasint>(av.ld), bp, static_cast<blasint>(bv.ld), beta, c.p, static_cast<blasint>(cv.ld));
+}
+
+// Offset of batch `bi` (row-major over `batch`) in a layout whose leading dims are the batch dims.
+int64_t batch_offset(const Shape& batch, const Layout& l, int64_t bi) {
+  int64_t off = 0;
+  for (size_t d = batch.size(); d-- > 0;) {
+    off += (bi % batch[d]) * l.stride(d);
+    bi /= batch[d];
+  }
+  return off;
+}
+
+template <class T>
+MatRef<T> matrix(const TensorArg& t, const Shape& batch, int64_t bi) {
+  const size_t r = t.layout.rank();
+  return {t.ptr<std::remove_const_t<T>>() + batch_offset(batch, t.layout, bi), t.layout.dim(r - 2),
+          t.layout.dim(r - 1), t.layout.stride(r - 2), t.layout.stride(r - 1)};
+}
+
+// Below this many multiply-adds OpenBLAS runs a GEMM on one thread (its GEMM_MULTITHREAD_THRESHOLD
+// default), so many small batches are spread over threads here instead.
+constexpr double kSmallGemm = 65536.0 * 4;
+
+}  // namespace
+
+void gemm(MatRef<const float> a, MatRef<const float> b, MatRef<float> c, float beta) { gemm_impl<float>(a, b, c, beta); }
+void gemm(MatRef<const double> a, MatRef<const double> b, MatRef<double> c, double beta) {
+  gemm_impl<double>(a, b, c, beta);
+}
 
 void CpuBackend::matmul(const TensorArg& a, const TensorArg& b, const TensorArg& dst) {
-  throw UnsupportedError("[matmul] not implemented on cpu yet");
+  if (dst.numel() == 0) return;
+  const size_t r = dst.layout.rank();
+  const int64_t m = dst.layout.dim(r - 2), n = dst.layout.dim(r - 1), k = a.layout.dim(r - 1);
+  const Shape batch(dst.shape().begin(), dst.shape().end() - 2);
+  const int64_t nb = batch.numel();
+  const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(std::max<int64_t>(k, 1));
+  const int64_t grain = work < kSmallGemm ? std::max<int64_t>(1, static_cast<int64_t>(32768 / work)) : nb;
+  dispatch_in<kFloatTypes>(dst.dtype, [&]<class T>() {
+    parallel_for(nb, grain, [&](int64_t b0, int64_t b1) {
+      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+        for (int64_t bi = b0; bi < b1; ++bi)
+          gemm(matrix<const T>(a, batch, bi), matrix<const T>(b, batch, bi), matrix<T>(dst, batch, bi));
+      } else {
+        // 8/16-bit floats: widen to f32 (exact), one sgemm accumulating in f32, one rounding.
+        std::vector<float> fa(static_cast<size_t>(m * k)), fb(static_cast<size_t>(k * n)), fc(static_cast<size_t>(m * n));
+        const T* last_a = nullptr;
+        const T* last_b = nullptr;
+        for (int64_t bi = b0; bi < b1; ++bi) {
+          const MatRef<const T> ma = matrix<const T>(a, batch, bi), mb = matrix<const T>(b, batch, bi);
+          // Broadcast batches repeat an operand: widen it once.
+          if (ma.p != last_a) pack(ma, fa.data());
+          if (mb.p != last_b) pack(mb, fb.data());
+          last_a = ma.p;
+          last_b = mb.p;
+          gemm(MatRef<const float>{fa.data(), m, k, k, 1}, MatRef<const float>{fb.data(), k, n, n, 1},
+               MatRef<float>{fc.data(), m, n, n, 1});
+          unpack(fc.data(), matrix<T>(dst, batch, bi));
+        }
+      }
+    });
+  }, "matmul");
 }
 
 }  // namespace wick::cpu

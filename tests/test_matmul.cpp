@@ -1,0 +1,150 @@
+// matmul: numpy's 1-d rules, errors, K == 0, many small batches, NaN, and exactness on integer data.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+
+namespace wick {
+namespace {
+
+class MatmulTest : public ::testing::TestWithParam<Device> {};
+
+Tensor f32(const std::vector<float>& v, const Shape& s, const Device& d) { return Tensor::from_vector(v, s, d); }
+
+// Small integers: every product and sum is exact in f32 (and in bf16 for the inputs).
+std::vector<float> ints(int64_t n, int64_t seed) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t h = (static_cast<uint64_t>(i) * 2654435761u + static_cast<uint64_t>(seed) * 40503u) >> 7;
+    v[static_cast<size_t>(i)] = static_cast<float>(static_cast<int64_t>(h % 7) - 3);
+  }
+  return v;
+}
+
+// [batch, m, k] @ [batch or 1, k, n] in plain loops.
+std::vector<float> ref(const std::vector<float>& a, const std::vector<float>& b, int64_t batch, int64_t m, int64_t k,
+                       int64_t n, bool b_shared) {
+  std::vector<float> c(static_cast<size_t>(batch * m * n), 0.f);
+  for (int64_t s = 0; s < batch; ++s)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = 0;
+        for (int64_t p = 0; p < k; ++p)
+          acc += a[static_cast<size_t>((s * m + i) * k + p)] * b[static_cast<size_t>(((b_shared ? 0 : s) * k + p) * n + j)];
+        c[static_cast<size_t>((s * m + i) * n + j)] = static_cast<float>(acc);
+      }
+  return c;
+}
+
+TEST_P(MatmulTest, OneDimensionalOperands) {
+  const Device d = GetParam();
+  const Tensor v = f32({1, 2, 3}, {3}, d);
+  const Tensor m = f32({1, 2, 3, 4, 5, 6}, {3, 2}, d);   // [3, 2]
+  const Tensor mt = f32({1, 2, 3, 4, 5, 6}, {2, 3}, d);  // [2, 3]
+  const Tensor dot = v.matmul(v);
+  EXPECT_EQ(dot.shape(), Shape({}));
+  EXPECT_EQ(dot.to_vector<float>(), std::vector<float>{14});
+  const Tensor vm = v.matmul(m);
+  EXPECT_EQ(vm.shape(), Shape({2}));
+  EXPECT_EQ(vm.to_vector<float>(), (std::vector<float>{22, 28}));
+  const Tensor mv = mt.matmul(v);
+  EXPECT_EQ(mv.shape(), Shape({2}));
+  EXPECT_EQ(mv.to_vector<float>(), (std::vector<float>{14, 32}));
+  // a 1-d operand broadcasts against batches
+  const Tensor batched = f32({1, 2, 3, 4, 5, 6, 0, 0, 0, 0, 0, 1}, {2, 3, 2}, d);
+  const Tensor vb = v.matmul(batched);
+  EXPECT_EQ(vb.shape(), Shape({2, 2}));
+  EXPECT_EQ(vb.to_vector<float>(), (std::vector<float>{22, 28, 0, 3}));
+  EXPECT_EQ(matmul(batched.transpose(1, 2), v).shape(), Shape({2, 2}));
+}
+
+TEST_P(MatmulTest, ShapeErrorsNameBothShapes) {
+  const Device d = GetParam();
+  const Tensor a = Tensor::zeros({2, 3}, DType::F32, d);
+  const Tensor b = Tensor::zeros({4, 5}, DType::F32, d);
+  try {
+    a.matmul(b);
+    FAIL() << "no error";
+  } catch (const ShapeError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("[matmul]"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("[2, 3]"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("[4, 5]"), std::string::npos) << msg;
+  }
+  EXPECT_THROW(Tensor::zeros({2, 4, 3}, DType::F32, d).matmul(Tensor::zeros({3, 3, 5}, DType::F32, d)), ShapeError);
+  EXPECT_THROW(Tensor::zeros({3}, DType::F32, d).matmul(Tensor::zeros({4}, DType::F32, d)), ShapeError);
+  EXPECT_THROW(Tensor::zeros({}, DType::F32, d).matmul(Tensor::zeros({1, 1}, DType::F32, d)), ShapeError);
+}
+
+TEST_P(MatmulTest, DTypeErrors) {
+  const Device d = GetParam();
+  for (DType t : {DType::U8, DType::U32, DType::I64})
+    EXPECT_THROW(Tensor::zeros({2, 2}, t, d).matmul(Tensor::zeros({2, 2}, t, d)), DTypeError);
+  EXPECT_THROW(Tensor::zeros({2, 2}, DType::F32, d).matmul(Tensor::zeros({2, 2}, DType::F64, d)), DTypeError);
+}
+
+TEST_P(MatmulTest, EmptyInnerDimGivesZeros) {
+  const Device d = GetParam();
+  for (DType t : {DType::F32, DType::BF16, DType::F64}) {
+    const Tensor c = Tensor::zeros({2, 3, 0}, t, d).matmul(Tensor::zeros({0, 4}, t, d));
+    EXPECT_EQ(c.shape(), Shape({2, 3, 4}));
+    EXPECT_EQ(c.to_dtype(DType::F32).to_vector<float>(), std::vector<float>(24, 0.f));
+  }
+  EXPECT_EQ(Tensor::zeros({0, 3}, DType::F32, d).matmul(Tensor::zeros({3, 4}, DType::F32, d)).shape(), Shape({0, 4}));
+}
+
+TEST_P(MatmulTest, ManySmallBatchesAndABroadcastOperand) {
+  const Device d = GetParam();
+  const int64_t batch = 2000, m = 8, k = 8, n = 8;
+  const std::vector<float> av = ints(batch * m * k, 1), bv = ints(batch * k * n, 2), shared = ints(k * n, 3);
+  const Tensor a = f32(av, {batch, m, k}, d);
+  EXPECT_EQ(a.matmul(f32(bv, {batch, k, n}, d)).to_vector<float>(), ref(av, bv, batch, m, k, n, false));
+  const std::vector<float> expected = ref(av, shared, batch, m, k, n, true);
+  EXPECT_EQ(a.matmul(f32(shared, {k, n}, d)).to_vector<float>(), expected);
+  // bf16: the inputs are exact in bf16 and the f32 sums are exact, so the result is the exact sum
+  // rounded once to bf16.
+  const Tensor c16 = a.to_dtype(DType::BF16).matmul(f32(shared, {k, n}, d).to_dtype(DType::BF16));
+  const std::vector<float> r16 = Tensor::from_vector(expected, {batch, m, n}, d).to_dtype(DType::BF16).to_dtype(DType::F32).to_vector<float>();
+  EXPECT_EQ(c16.to_dtype(DType::F32).to_vector<float>(), r16);
+}
+
+TEST_P(MatmulTest, TransposedAndNarrowedOperandsGiveTheSameResult) {
+  const Device d = GetParam();
+  const int64_t m = 37, k = 29, n = 41;
+  const std::vector<float> av = ints(m * k, 4), bv = ints(k * n, 5);
+  const std::vector<float> expected = ref(av, bv, 1, m, k, n, false);
+  const Tensor a = f32(av, {m, k}, d), b = f32(bv, {k, n}, d);
+  // materialise transposed storage, then view it back
+  const Tensor at = a.t().contiguous().t(), bt = b.t().contiguous().t();
+  EXPECT_FALSE(at.is_contiguous());
+  EXPECT_EQ(at.matmul(b).to_vector<float>(), expected);
+  EXPECT_EQ(a.matmul(bt).to_vector<float>(), expected);
+  EXPECT_EQ(at.matmul(bt).to_vector<float>(), expected);
+  // a window of a wider tensor (leading dim > k)
+  const Tensor wide = cat({a, Tensor::zeros({m, 5}, DType::F32, d)}, 1).narrow(1, 0, k);
+  EXPECT_EQ(wide.matmul(b).to_vector<float>(), expected);
+  // neither dim has unit stride: copied first
+  const Tensor sparse = cat({a.unsqueeze(2), a.unsqueeze(2)}, 2).select(2, 1);
+  EXPECT_EQ(sparse.matmul(b).to_vector<float>(), expected);
+  // f64 through dgemm
+  EXPECT_EQ(at.to_dtype(DType::F64).matmul(bt.to_dtype(DType::F64)).to_dtype(DType::F32).to_vector<float>(), expected);
+}
+
+TEST_P(MatmulTest, NaNPropagatesToItsRowAndColumn) {
+  const Device d = GetParam();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor a = f32({1, nan, 0, 1}, {2, 2}, d);
+  const Tensor b = f32({1, 0, 0, 1}, {2, 2}, d);
+  const std::vector<float> c = a.matmul(b).to_vector<float>();
+  EXPECT_TRUE(std::isnan(c[0]) && std::isnan(c[1]));
+  EXPECT_EQ(c[2], 0.f);
+  EXPECT_EQ(c[3], 1.f);
+}
+
+WICK_INSTANTIATE_DEVICES(MatmulTest);
+
+}  // namespace
+}  // namespace wick
