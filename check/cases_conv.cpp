@@ -25,7 +25,9 @@ struct ConvSpec {
   int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, oph = 0, opw = 0;
 };
 
-int64_t conv_out(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) { return (in + 2 * p - d * (k - 1) - 1) / s + 1; }
+int64_t conv_out(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
+  return (in + 2 * p - d * (k - 1) - 1) / s + 1;
+}
 int64_t convt_out(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, int64_t op) {
   return (in - 1) * s - 2 * p + d * (k - 1) + op + 1;
 }
@@ -84,51 +86,54 @@ Tol conv_tol(DType d, int64_t terms) { return tol_for(d, std::sqrt(static_cast<d
 
 void conv_case(Cases& cases, Op op, const std::string& variant, ConvSpec s) {
   cases.push_back({op, variant, kSpatialLayouts, [op, s](Ctx& c) {
-    const bool two_d = op == Op::Conv2d || op == Op::ConvTranspose2d;
-    const bool transposed = op == Op::ConvTranspose1d || op == Op::ConvTranspose2d;
-    const Shape xs = two_d ? Shape{s.n, s.c_in, s.h, s.w} : Shape{s.n, s.c_in, s.w};
-    const int64_t w0 = transposed ? s.c_in : s.c_out, w1 = transposed ? s.c_out / s.groups : s.c_in / s.groups;
-    const Shape ws = two_d ? Shape{w0, w1, s.kh, s.kw} : Shape{w0, w1, s.kw};
-    const Tensor x = c.input(c.shape(xs), -1, 1);
-    const Tensor w = c.input(ws, -1, 1);
-    const int64_t n = x.dim(0);
-    Tensor out;
-    std::vector<double> ref;
-    int64_t terms;
-    if (!transposed) {
-      ref = ref_conv(s, n, c.ref(x).v, c.ref(w).v);
-      terms = s.c_in / s.groups * s.kh * s.kw;
-      if (two_d) {
-        Conv2dParams p;
-        p.stride = {s.sh, s.sw};
-        p.padding = {s.ph, s.pw};
-        p.dilation = {s.dh, s.dw};
-        p.groups = s.groups;
-        out = x.conv2d(w, p);
-      } else {
-        out = x.conv1d(w, {s.sw, s.pw, s.dw, s.groups, 0});
-      }
-    } else {
-      ref = ref_conv_transpose(s, n, c.ref(x).v, c.ref(w).v);
-      terms = s.c_in / s.groups * s.kh * s.kw;
-      if (two_d) {
-        Conv2dParams p;
-        p.stride = {s.sh, s.sw};
-        p.padding = {s.ph, s.pw};
-        p.dilation = {s.dh, s.dw};
-        p.groups = s.groups;
-        p.output_padding = {s.oph, s.opw};
-        out = x.conv_transpose2d(w, p);
-      } else {
-        out = x.conv_transpose1d(w, {s.sw, s.pw, s.dw, s.groups, s.opw});
-      }
-    }
-    const int64_t oh = transposed ? convt_out(s.h, s.kh, s.sh, s.ph, s.dh, s.oph) : conv_out(s.h, s.kh, s.sh, s.ph, s.dh);
-    const int64_t ow = transposed ? convt_out(s.w, s.kw, s.sw, s.pw, s.dw, s.opw) : conv_out(s.w, s.kw, s.sw, s.pw, s.dw);
-    Ref expected(two_d ? Shape{n, s.c_out, oh, ow} : Shape{n, s.c_out, ow});
-    expected.v = ref;
-    c.expect(out, expected, conv_tol(c.dtype(), terms));
-  }});
+                     const bool two_d = op == Op::Conv2d || op == Op::ConvTranspose2d;
+                     const bool transposed = op == Op::ConvTranspose1d || op == Op::ConvTranspose2d;
+                     const Shape xs = two_d ? Shape{s.n, s.c_in, s.h, s.w} : Shape{s.n, s.c_in, s.w};
+                     const int64_t w0 = transposed ? s.c_in : s.c_out,
+                                   w1 = transposed ? s.c_out / s.groups : s.c_in / s.groups;
+                     const Shape ws = two_d ? Shape{w0, w1, s.kh, s.kw} : Shape{w0, w1, s.kw};
+                     const Tensor x = c.input(c.shape(xs), -1, 1);
+                     const Tensor w = c.input(ws, -1, 1);
+                     const int64_t n = x.dim(0);
+                     Tensor out;
+                     std::vector<double> ref;
+                     int64_t terms;
+                     if (!transposed) {
+                       ref = ref_conv(s, n, c.ref(x).v, c.ref(w).v);
+                       terms = s.c_in / s.groups * s.kh * s.kw;
+                       if (two_d) {
+                         Conv2dParams p;
+                         p.stride = {s.sh, s.sw};
+                         p.padding = {s.ph, s.pw};
+                         p.dilation = {s.dh, s.dw};
+                         p.groups = s.groups;
+                         out = x.conv2d(w, p);
+                       } else {
+                         out = x.conv1d(w, {s.sw, s.pw, s.dw, s.groups, 0});
+                       }
+                     } else {
+                       ref = ref_conv_transpose(s, n, c.ref(x).v, c.ref(w).v);
+                       terms = s.c_in / s.groups * s.kh * s.kw;
+                       if (two_d) {
+                         Conv2dParams p;
+                         p.stride = {s.sh, s.sw};
+                         p.padding = {s.ph, s.pw};
+                         p.dilation = {s.dh, s.dw};
+                         p.groups = s.groups;
+                         p.output_padding = {s.oph, s.opw};
+                         out = x.conv_transpose2d(w, p);
+                       } else {
+                         out = x.conv_transpose1d(w, {s.sw, s.pw, s.dw, s.groups, s.opw});
+                       }
+                     }
+                     const int64_t oh = transposed ? convt_out(s.h, s.kh, s.sh, s.ph, s.dh, s.oph)
+                                                   : conv_out(s.h, s.kh, s.sh, s.ph, s.dh);
+                     const int64_t ow = transposed ? convt_out(s.w, s.kw, s.sw, s.pw, s.dw, s.opw)
+                                                   : conv_out(s.w, s.kw, s.sw, s.pw, s.dw);
+                     Ref expected(two_d ? Shape{n, s.c_out, oh, ow} : Shape{n, s.c_out, ow});
+                     expected.v = ref;
+                     c.expect(out, expected, conv_tol(c.dtype(), terms));
+                   }});
 }
 
 void register_convolutions(Cases& cases) {
@@ -180,15 +185,15 @@ Ref ref_pool(const Ref& x, const Pool2dParams& p, bool is_max) {
 
 void pool_case(Cases& cases, Op op, const std::string& variant, Shape shape, Pool2dParams p) {
   cases.push_back({op, variant, kSpatialLayouts, [op, shape, p](Ctx& c) {
-    const bool is_max = op == Op::MaxPool2d;
-    const Tensor x = c.input(c.shape(shape), is_max ? -50 : -2, is_max ? 50 : 2);
-    const Ref expected = ref_pool(c.ref(x), p, is_max);
-    if (is_max) {
-      c.expect(x.max_pool2d(p), expected, Tol{0, 0});  // a selection: exact
-    } else {
-      c.expect(x.avg_pool2d(p), expected, tol_for(c.dtype(), 2));
-    }
-  }});
+                     const bool is_max = op == Op::MaxPool2d;
+                     const Tensor x = c.input(c.shape(shape), is_max ? -50 : -2, is_max ? 50 : 2);
+                     const Ref expected = ref_pool(c.ref(x), p, is_max);
+                     if (is_max) {
+                       c.expect(x.max_pool2d(p), expected, Tol{0, 0});  // a selection: exact
+                     } else {
+                       c.expect(x.avg_pool2d(p), expected, tol_for(c.dtype(), 2));
+                     }
+                   }});
 }
 
 Pool2dParams pool(std::array<int64_t, 2> k, std::array<int64_t, 2> s, std::array<int64_t, 2> pad, bool include = true) {
@@ -213,12 +218,15 @@ void register_pools(Cases& cases) {
 // ---- resampling -----------------------------------------------------------------------------
 
 int64_t nearest_src(int64_t o, int64_t in, int64_t out) {
-  return std::min(static_cast<int64_t>(std::floor(static_cast<double>(o) * static_cast<double>(in) / static_cast<double>(out))), in - 1);
+  return std::min(
+      static_cast<int64_t>(std::floor(static_cast<double>(o) * static_cast<double>(in) / static_cast<double>(out))),
+      in - 1);
 }
 
 // Source coordinate of a bilinear output position, PyTorch's convention.
 double bilinear_src(int64_t o, int64_t in, int64_t out, bool align_corners) {
-  if (align_corners) return out > 1 ? static_cast<double>(o) * static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0.0;
+  if (align_corners)
+    return out > 1 ? static_cast<double>(o) * static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0.0;
   return std::max(0.0, (static_cast<double>(o) + 0.5) * static_cast<double>(in) / static_cast<double>(out) - 0.5);
 }
 
@@ -282,26 +290,27 @@ void register_rope(Cases& cases) {
   for (bool inter : {false, true})
     for (const Shape& base : shapes)
       cases.push_back({inter ? Op::RopeI : Op::Rope, base.str(), kAllLayouts, [inter, base](Ctx& c) {
-        const Tensor x = c.input(c.shape(base), -2, 2);
-        const int64_t t = x.dim(-2), d = x.dim(-1), half = d / 2;
-        const Tensor cs = c.input({t, half}, -1, 1);
-        const Tensor sn = c.input({t, half}, -1, 1);
-        const Ref &rx = c.ref(x), &rc = c.ref(cs), &rs = c.ref(sn);
-        Ref e(rx.shape);
-        const int64_t rows = d > 0 ? rx.numel() / d : 0;
-        for (int64_t row = 0; row < rows; ++row) {
-          const int64_t pos = row % t;  // rows run over the flattened [..., T]
-          const double* xr = rx.v.data() + row * d;
-          double* er = e.v.data() + row * d;
-          for (int64_t i = 0; i < half; ++i) {
-            const int64_t a = inter ? 2 * i : i, b = inter ? 2 * i + 1 : i + half;
-            const double co = rc.v[static_cast<size_t>(pos * half + i)], si = rs.v[static_cast<size_t>(pos * half + i)];
-            er[a] = xr[a] * co - xr[b] * si;
-            er[b] = xr[b] * co + xr[a] * si;
-          }
-        }
-        c.expect(inter ? rope_i(x, cs, sn) : rope(x, cs, sn), e, tol_for(c.dtype(), 2));
-      }});
+                         const Tensor x = c.input(c.shape(base), -2, 2);
+                         const int64_t t = x.dim(-2), d = x.dim(-1), half = d / 2;
+                         const Tensor cs = c.input({t, half}, -1, 1);
+                         const Tensor sn = c.input({t, half}, -1, 1);
+                         const Ref &rx = c.ref(x), &rc = c.ref(cs), &rs = c.ref(sn);
+                         Ref e(rx.shape);
+                         const int64_t rows = d > 0 ? rx.numel() / d : 0;
+                         for (int64_t row = 0; row < rows; ++row) {
+                           const int64_t pos = row % t;  // rows run over the flattened [..., T]
+                           const double* xr = rx.v.data() + row * d;
+                           double* er = e.v.data() + row * d;
+                           for (int64_t i = 0; i < half; ++i) {
+                             const int64_t a = inter ? 2 * i : i, b = inter ? 2 * i + 1 : i + half;
+                             const double co = rc.v[static_cast<size_t>(pos * half + i)],
+                                          si = rs.v[static_cast<size_t>(pos * half + i)];
+                             er[a] = xr[a] * co - xr[b] * si;
+                             er[b] = xr[b] * co + xr[a] * si;
+                           }
+                         }
+                         c.expect(inter ? rope_i(x, cs, sn) : rope(x, cs, sn), e, tol_for(c.dtype(), 2));
+                       }});
 }
 
 }  // namespace

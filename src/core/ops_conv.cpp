@@ -8,9 +8,17 @@
 namespace wick {
 
 using front::backend;
-using front::op_tag;
 
 namespace {
+
+// front::op_tag's `"[" + std::string(...)` trips a GCC 12 -Wrestrict false positive
+// under -Werror; appending builds the same string without it.
+std::string op_tag(Op op) {
+  std::string s = "[";
+  s.append(op_name(op));
+  s.append("] ");
+  return s;
+}
 
 std::string num(int64_t v) { return std::to_string(v); }
 
@@ -84,24 +92,24 @@ int64_t conv_channels(Op op, const Tensor& x, const Tensor& w, int64_t groups, b
   if (!transposed) {
     const int64_t c_out = w.dim(0);
     if (c_out % groups != 0)
-      throw ShapeError(op_tag(op) + "output channels " + num(c_out) + " are not divisible by groups " +
-                       num(groups) + ": weight " + w.str());
+      throw ShapeError(op_tag(op) + "output channels " + num(c_out) + " are not divisible by groups " + num(groups) +
+                       ": weight " + w.str());
     if (w.dim(1) != c_in / groups)
       throw ShapeError(op_tag(op) + "weight " + w.str() + " needs dim 1 = input channels / groups = " +
                        num(c_in / groups) + " for input " + x.str() + " and groups " + num(groups));
     return c_out;
   }
   if (w.dim(0) != c_in)
-    throw ShapeError(op_tag(op) + "weight " + w.str() + " needs dim 0 = input channels " + num(c_in) +
-                     " for input " + x.str());
+    throw ShapeError(op_tag(op) + "weight " + w.str() + " needs dim 0 = input channels " + num(c_in) + " for input " +
+                     x.str());
   return w.dim(1) * groups;
 }
 
 void check_pool_params(Op op, const Tensor& x, const Pool2dParams& p) {
   for (int i = 0; i < 2; ++i) {
     if (p.kernel[i] < 1 || p.stride[i] < 1 || p.padding[i] < 0)
-      throw InvalidArgument(op_tag(op) + "need kernel >= 1, stride >= 1, padding >= 0; got kernel " +
-                            arr(p.kernel) + ", stride " + arr(p.stride) + ", padding " + arr(p.padding));
+      throw InvalidArgument(op_tag(op) + "need kernel >= 1, stride >= 1, padding >= 0; got kernel " + arr(p.kernel) +
+                            ", stride " + arr(p.stride) + ", padding " + arr(p.padding));
     if (p.padding[i] > p.kernel[i] / 2)
       throw InvalidArgument(op_tag(op) + "padding " + arr(p.padding) + " must be at most half of kernel " +
                             arr(p.kernel));
@@ -156,8 +164,7 @@ Tensor rope_front(Op op, const Tensor& x, const Tensor& cos, const Tensor& sin) 
     throw ShapeError(op_tag(op) + "cos and sin must be [T, D/2] = " + cs.str() + " for input " + x.str() +
                      ", got cos " + cos.str() + ", sin " + sin.str());
   Tensor out = front::new_like(x, x.shape(), x.dtype());
-  if (out.numel() > 0)
-    backend(x).rope(TensorArg(x), TensorArg(cos), TensorArg(sin), TensorArg(out), op == Op::RopeI);
+  if (out.numel() > 0) backend(x).rope(TensorArg(x), TensorArg(cos), TensorArg(sin), TensorArg(out), op == Op::RopeI);
   return out;
 }
 

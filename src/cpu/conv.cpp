@@ -29,16 +29,17 @@ struct Geom {
 };
 
 Geom geom(const TensorArg& x, const TensorArg& dst, int64_t kh, int64_t kw, const Conv2dParams& p) {
-  return {x.shape()[0],   x.shape()[1],  x.shape()[2],   x.shape()[3],   dst.shape()[1], kh,
-          kw,             dst.shape()[2], dst.shape()[3], p.stride[0],    p.stride[1],    p.padding[0],
-          p.padding[1],   p.dilation[0], p.dilation[1],  p.groups};
+  return {x.shape()[0], x.shape()[1],   x.shape()[2],   x.shape()[3], dst.shape()[1], kh,
+          kw,           dst.shape()[2], dst.shape()[3], p.stride[0],  p.stride[1],    p.padding[0],
+          p.padding[1], p.dilation[0],  p.dilation[1],  p.groups};
 }
 
 // [A, B, L] viewed as [A, B, 1, L]: the 1-d ops reuse the 2-d kernels.
 TensorArg as_2d(const TensorArg& t) {
   const Shape& s = t.shape();
   const Strides& st = t.layout.strides();
-  return TensorArg(t.data, t.dtype, Layout(Shape{s[0], s[1], 1, s[2]}, Strides{st[0], st[1], 0, st[2]}, t.layout.offset()));
+  return TensorArg(t.data, t.dtype,
+                   Layout(Shape{s[0], s[1], 1, s[2]}, Strides{st[0], st[1], 0, st[2]}, t.layout.offset()));
 }
 
 Conv2dParams params_2d(const Conv1dParams& p) {
@@ -178,57 +179,63 @@ void finish_output(const TensorArg& dst, const A* buf) {
 
 void conv_forward(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p, const char* op) {
   const Geom g = geom(x, dst, w.shape()[2], w.shape()[3], p);
-  dispatch_in<kFloatTypes>(x.dtype, [&]<class T>() {
-    using A = gemm_t<T>;
-    std::unique_ptr<A[]> hx, hw, ho, hcol;
-    const A* xb = compute_view<A, T>(x, hx);
-    const A* wb = compute_view<A, T>(w, hw);  // [c_out, c_in/groups * kh * kw]
-    A* ob = output_buffer<A, T>(dst, ho);
-    const int64_t cg = g.c_in / g.groups, cog = g.c_out / g.groups;
-    const int64_t kg = cg * g.kh * g.kw, in_plane = g.h * g.w, out_plane = g.oh * g.ow;
-    // A 1x1 kernel at stride 1 without padding reads the input as it is: no im2col.
-    const bool direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
-    if (!direct) hcol = scratch<A>(g.c_in * g.kh * g.kw * out_plane);
-    for (int64_t n = 0; n < g.n; ++n) {
-      const A* xn = xb + n * g.c_in * in_plane;
-      const A* col = xn;
-      if (!direct) {
-        im2col(xn, hcol.get(), g);
-        col = hcol.get();
-      }
-      for (int64_t gi = 0; gi < g.groups; ++gi)
-        gemm<A>(false, cog, out_plane, kg, wb + gi * cog * kg, kg, col + gi * kg * out_plane, out_plane,
-                ob + (n * g.c_out + gi * cog) * out_plane, out_plane, op);
-    }
-    finish_output<A, T>(dst, ob);
-  }, op);
+  dispatch_in<kFloatTypes>(
+      x.dtype,
+      [&]<class T>() {
+        using A = gemm_t<T>;
+        std::unique_ptr<A[]> hx, hw, ho, hcol;
+        const A* xb = compute_view<A, T>(x, hx);
+        const A* wb = compute_view<A, T>(w, hw);  // [c_out, c_in/groups * kh * kw]
+        A* ob = output_buffer<A, T>(dst, ho);
+        const int64_t cg = g.c_in / g.groups, cog = g.c_out / g.groups;
+        const int64_t kg = cg * g.kh * g.kw, in_plane = g.h * g.w, out_plane = g.oh * g.ow;
+        // A 1x1 kernel at stride 1 without padding reads the input as it is: no im2col.
+        const bool direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
+        if (!direct) hcol = scratch<A>(g.c_in * g.kh * g.kw * out_plane);
+        for (int64_t n = 0; n < g.n; ++n) {
+          const A* xn = xb + n * g.c_in * in_plane;
+          const A* col = xn;
+          if (!direct) {
+            im2col(xn, hcol.get(), g);
+            col = hcol.get();
+          }
+          for (int64_t gi = 0; gi < g.groups; ++gi)
+            gemm<A>(false, cog, out_plane, kg, wb + gi * cog * kg, kg, col + gi * kg * out_plane, out_plane,
+                    ob + (n * g.c_out + gi * cog) * out_plane, out_plane, op);
+        }
+        finish_output<A, T>(dst, ob);
+      },
+      op);
 }
 
 void conv_transposed(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p,
                      const char* op) {
   const Geom g = geom(x, dst, w.shape()[2], w.shape()[3], p);
-  dispatch_in<kFloatTypes>(x.dtype, [&]<class T>() {
-    using A = gemm_t<T>;
-    std::unique_ptr<A[]> hx, hw, ho, hcol;
-    const A* xb = compute_view<A, T>(x, hx);
-    const A* wb = compute_view<A, T>(w, hw);  // [c_in, c_out/groups * kh * kw]
-    A* ob = output_buffer<A, T>(dst, ho);
-    const int64_t cg = g.c_in / g.groups, cog = g.c_out / g.groups;
-    const int64_t kg = cog * g.kh * g.kw, in_plane = g.h * g.w, out_plane = g.oh * g.ow;
-    // With a 1x1 kernel at stride 1, no padding and no growth, col2im is the identity.
-    const bool direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 && g.oh == g.h &&
-                        g.ow == g.w;
-    if (!direct) hcol = scratch<A>(g.c_out * g.kh * g.kw * in_plane);
-    for (int64_t n = 0; n < g.n; ++n) {
-      A* col = direct ? ob + n * g.c_out * out_plane : hcol.get();
-      // col[(co, i, j), pixel] = sum over the group's input channels ci of w[ci, (co, i, j)] x[ci, pixel]
-      for (int64_t gi = 0; gi < g.groups; ++gi)
-        gemm<A>(true, kg, in_plane, cg, wb + gi * cg * kg, kg, xb + (n * g.c_in + gi * cg) * in_plane, in_plane,
-                col + gi * kg * in_plane, in_plane, op);
-      if (!direct) col2im(col, ob + n * g.c_out * out_plane, g);
-    }
-    finish_output<A, T>(dst, ob);
-  }, op);
+  dispatch_in<kFloatTypes>(
+      x.dtype,
+      [&]<class T>() {
+        using A = gemm_t<T>;
+        std::unique_ptr<A[]> hx, hw, ho, hcol;
+        const A* xb = compute_view<A, T>(x, hx);
+        const A* wb = compute_view<A, T>(w, hw);  // [c_in, c_out/groups * kh * kw]
+        A* ob = output_buffer<A, T>(dst, ho);
+        const int64_t cg = g.c_in / g.groups, cog = g.c_out / g.groups;
+        const int64_t kg = cog * g.kh * g.kw, in_plane = g.h * g.w, out_plane = g.oh * g.ow;
+        // With a 1x1 kernel at stride 1, no padding and no growth, col2im is the identity.
+        const bool direct =
+            g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 && g.oh == g.h && g.ow == g.w;
+        if (!direct) hcol = scratch<A>(g.c_out * g.kh * g.kw * in_plane);
+        for (int64_t n = 0; n < g.n; ++n) {
+          A* col = direct ? ob + n * g.c_out * out_plane : hcol.get();
+          // col[(co, i, j), pixel] = sum over the group's input channels ci of w[ci, (co, i, j)] x[ci, pixel]
+          for (int64_t gi = 0; gi < g.groups; ++gi)
+            gemm<A>(true, kg, in_plane, cg, wb + gi * cg * kg, kg, xb + (n * g.c_in + gi * cg) * in_plane, in_plane,
+                    col + gi * kg * in_plane, in_plane, op);
+          if (!direct) col2im(col, ob + n * g.c_out * out_plane, g);
+        }
+        finish_output<A, T>(dst, ob);
+      },
+      op);
 }
 
 }  // namespace
@@ -245,8 +252,7 @@ void CpuBackend::conv_transpose1d(const TensorArg& x, const TensorArg& w, const 
   conv_transposed(as_2d(x), as_2d(w), as_2d(dst), params_2d(p), "conv_transpose1d");
 }
 
-void CpuBackend::conv_transpose2d(const TensorArg& x, const TensorArg& w, const TensorArg& dst,
-                                  const Conv2dParams& p) {
+void CpuBackend::conv_transpose2d(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p) {
   conv_transposed(x, w, dst, p, "conv_transpose2d");
 }
 

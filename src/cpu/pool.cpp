@@ -16,8 +16,8 @@ namespace {
 
 // Strides and offset of a 4-d [N, C, H, W] operand.
 struct Plane4 {
-  int64_t n, c, h, w;       // sizes
-  int64_t sn, sc, sh, sw;   // strides
+  int64_t n, c, h, w;      // sizes
+  int64_t sn, sc, sh, sw;  // strides
 };
 
 Plane4 plane4(const TensorArg& t) {
@@ -121,7 +121,8 @@ void nearest_typed(const Plane4& x, const Plane4& y, const T* xp, T* yp) {
 }
 
 void nearest(const Plane4& x, const Plane4& y, const TensorArg& src, const TensorArg& dst, const char* op) {
-  dispatch(src.dtype, [&]<class T>() { nearest_typed<T>(x, y, src.ptr<T>(), dst.ptr<T>()); }, op);
+  dispatch(
+      src.dtype, [&]<class T>() { nearest_typed<T>(x, y, src.ptr<T>(), dst.ptr<T>()); }, op);
 }
 
 template <class T>
@@ -152,11 +153,13 @@ void bilinear_typed(const TensorArg& src, const TensorArg& dst, bool align_corne
 }  // namespace
 
 void CpuBackend::avg_pool2d(const TensorArg& x, const TensorArg& dst, const Pool2dParams& p) {
-  dispatch_in<kFloatTypes>(x.dtype, [&]<class T>() { avg_pool_typed<T>(x, dst, p); }, "avg_pool2d");
+  dispatch_in<kFloatTypes>(
+      x.dtype, [&]<class T>() { avg_pool_typed<T>(x, dst, p); }, "avg_pool2d");
 }
 
 void CpuBackend::max_pool2d(const TensorArg& x, const TensorArg& dst, const Pool2dParams& p) {
-  dispatch(x.dtype, [&]<class T>() { max_pool_typed<T>(x, dst, p); }, "max_pool2d");
+  dispatch(
+      x.dtype, [&]<class T>() { max_pool_typed<T>(x, dst, p); }, "max_pool2d");
 }
 
 void CpuBackend::upsample_nearest1d(const TensorArg& x, const TensorArg& dst) {
@@ -168,8 +171,8 @@ void CpuBackend::upsample_nearest2d(const TensorArg& x, const TensorArg& dst) {
 }
 
 void CpuBackend::upsample_bilinear2d(const TensorArg& x, const TensorArg& dst, bool align_corners) {
-  dispatch_in<kFloatTypes>(x.dtype, [&]<class T>() { bilinear_typed<T>(x, dst, align_corners); },
-                           "upsample_bilinear2d");
+  dispatch_in<kFloatTypes>(
+      x.dtype, [&]<class T>() { bilinear_typed<T>(x, dst, align_corners); }, "upsample_bilinear2d");
 }
 
 }  // namespace wick::cpu

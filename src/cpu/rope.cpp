@@ -71,8 +71,8 @@ void rope_typed(const TensorArg& x, const TensorArg& cs, const TensorArg& sn, co
 
 void CpuBackend::rope(const TensorArg& x, const TensorArg& cos, const TensorArg& sin, const TensorArg& dst,
                       bool interleaved) {
-  dispatch_in<kFloatTypes>(x.dtype, [&]<class T>() { rope_typed<T>(x, cos, sin, dst, interleaved); },
-                           interleaved ? "rope_i" : "rope");
+  dispatch_in<kFloatTypes>(
+      x.dtype, [&]<class T>() { rope_typed<T>(x, cos, sin, dst, interleaved); }, interleaved ? "rope_i" : "rope");
 }
 
 }  // namespace wick::cpu
