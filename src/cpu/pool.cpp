@@ -1,0 +1,178 @@
+// Pooling and resampling on the CPU. Each works plane by plane ([N, C] planes of [H, W]), the
+// planes split across threads; input and output are read and written through their strides, so
+// any layout (transposed, narrowed, broadcast) needs no copy. upsample_nearest1d runs as the 2-d
+// kernel with a height of 1.
+#include <algorithm>
+#include <vector>
+
+#include "backend/conv_math.h"
+#include "cpu/cpu_backend.h"
+#include "cpu/dispatch.h"
+#include "cpu/parallel.h"
+
+namespace wick::cpu {
+
+namespace {
+
+// Strides and offset of a 4-d [N, C, H, W] operand.
+struct Plane4 {
+  int64_t n, c, h, w;      // sizes
+  int64_t sn, sc, sh, sw;  // strides
+};
+
+Plane4 plane4(const TensorArg& t) {
+  const Shape& s = t.shape();
+  const Strides& st = t.layout.strides();
+  return {s[0], s[1], s[2], s[3], st[0], st[1], st[2], st[3]};
+}
+
+// [N, C, L] as [N, C, 1, L].
+Plane4 plane3(const TensorArg& t) {
+  const Shape& s = t.shape();
+  const Strides& st = t.layout.strides();
+  return {s[0], s[1], 1, s[2], st[0], st[1], 0, st[2]};
+}
+
+// Calls f(src_plane_offset, dst_plane_offset) for every (n, c) plane, in parallel; `per_plane` is
+// the work of one plane in elements, for the grain.
+template <class F>
+void for_each_plane(const Plane4& x, const Plane4& y, int64_t per_plane, F&& f) {
+  const int64_t planes = y.n * y.c;
+  parallel_for(planes, std::max<int64_t>(1, kGrain / std::max<int64_t>(per_plane, 1)), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const int64_t n = i / y.c, c = i % y.c;
+      f(n * x.sn + c * x.sc, n * y.sn + c * y.sc);
+    }
+  });
+}
+
+template <class T>
+void avg_pool_typed(const TensorArg& src, const TensorArg& dst, const Pool2dParams& p) {
+  using A = compute_t<T>;
+  const Plane4 x = plane4(src), y = plane4(dst);
+  const T* xp = src.ptr<T>();
+  T* yp = dst.ptr<T>();
+  const int64_t kh = p.kernel[0], kw = p.kernel[1];
+  for_each_plane(x, y, y.h * y.w * kh * kw, [&](int64_t xo, int64_t yo) {
+    for (int64_t oh = 0; oh < y.h; ++oh) {
+      const int64_t h0 = oh * p.stride[0] - p.padding[0];
+      const int64_t hs = std::max<int64_t>(h0, 0), he = std::min(h0 + kh, x.h);
+      for (int64_t ow = 0; ow < y.w; ++ow) {
+        const int64_t w0 = ow * p.stride[1] - p.padding[1];
+        const int64_t ws = std::max<int64_t>(w0, 0), we = std::min(w0 + kw, x.w);
+        A sum = 0;
+        for (int64_t ih = hs; ih < he; ++ih)
+          for (int64_t iw = ws; iw < we; ++iw) sum += convert<A>(xp[xo + ih * x.sh + iw * x.sw]);
+        const int64_t div = convmath::avg_pool_divisor(h0, w0, kh, kw, x.h, x.w, p.count_include_pad);
+        yp[yo + oh * y.sh + ow * y.sw] = convert<T>(sum / static_cast<A>(div));
+      }
+    }
+  });
+}
+
+// Every window holds at least one real element: the front end keeps padding <= kernel / 2.
+template <class T>
+void max_pool_typed(const TensorArg& src, const TensorArg& dst, const Pool2dParams& p) {
+  using A = compute_t<T>;
+  const Plane4 x = plane4(src), y = plane4(dst);
+  const T* xp = src.ptr<T>();
+  T* yp = dst.ptr<T>();
+  const int64_t kh = p.kernel[0], kw = p.kernel[1];
+  for_each_plane(x, y, y.h * y.w * kh * kw, [&](int64_t xo, int64_t yo) {
+    for (int64_t oh = 0; oh < y.h; ++oh) {
+      const int64_t h0 = oh * p.stride[0] - p.padding[0];
+      const int64_t hs = std::max<int64_t>(h0, 0), he = std::min(h0 + kh, x.h);
+      for (int64_t ow = 0; ow < y.w; ++ow) {
+        const int64_t w0 = ow * p.stride[1] - p.padding[1];
+        const int64_t ws = std::max<int64_t>(w0, 0), we = std::min(w0 + kw, x.w);
+        T best = xp[xo + hs * x.sh + ws * x.sw];
+        A best_v = convert<A>(best);
+        for (int64_t ih = hs; ih < he; ++ih)
+          for (int64_t iw = ws; iw < we; ++iw) {
+            const T v = xp[xo + ih * x.sh + iw * x.sw];
+            const A a = convert<A>(v);
+            if (convmath::max_pool_takes(a, best_v)) {
+              best = v;
+              best_v = a;
+            }
+          }
+        yp[yo + oh * y.sh + ow * y.sw] = best;
+      }
+    }
+  });
+}
+
+template <class T>
+void nearest_typed(const Plane4& x, const Plane4& y, const T* xp, T* yp) {
+  std::vector<int64_t> src_h(static_cast<size_t>(y.h)), src_w(static_cast<size_t>(y.w));
+  for (int64_t i = 0; i < y.h; ++i) src_h[static_cast<size_t>(i)] = convmath::nearest_src(i, x.h, y.h) * x.sh;
+  for (int64_t i = 0; i < y.w; ++i) src_w[static_cast<size_t>(i)] = convmath::nearest_src(i, x.w, y.w) * x.sw;
+  for_each_plane(x, y, y.h * y.w, [&](int64_t xo, int64_t yo) {
+    for (int64_t oh = 0; oh < y.h; ++oh) {
+      const T* xr = xp + xo + src_h[static_cast<size_t>(oh)];
+      T* yr = yp + yo + oh * y.sh;
+      if (y.sw == 1) {
+        for (int64_t ow = 0; ow < y.w; ++ow) yr[ow] = xr[src_w[static_cast<size_t>(ow)]];
+      } else {
+        for (int64_t ow = 0; ow < y.w; ++ow) yr[ow * y.sw] = xr[src_w[static_cast<size_t>(ow)]];
+      }
+    }
+  });
+}
+
+void nearest(const Plane4& x, const Plane4& y, const TensorArg& src, const TensorArg& dst, const char* op) {
+  dispatch(
+      src.dtype, [&]<class T>() { nearest_typed<T>(x, y, src.ptr<T>(), dst.ptr<T>()); }, op);
+}
+
+template <class T>
+void bilinear_typed(const TensorArg& src, const TensorArg& dst, bool align_corners) {
+  using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  const Plane4 x = plane4(src), y = plane4(dst);
+  const T* xp = src.ptr<T>();
+  T* yp = dst.ptr<T>();
+  std::vector<convmath::LinearTap<A>> th(static_cast<size_t>(y.h)), tw(static_cast<size_t>(y.w));
+  for (int64_t i = 0; i < y.h; ++i) th[static_cast<size_t>(i)] = convmath::linear_tap<A>(i, x.h, y.h, align_corners);
+  for (int64_t i = 0; i < y.w; ++i) tw[static_cast<size_t>(i)] = convmath::linear_tap<A>(i, x.w, y.w, align_corners);
+  for_each_plane(x, y, 4 * y.h * y.w, [&](int64_t xo, int64_t yo) {
+    for (int64_t oh = 0; oh < y.h; ++oh) {
+      const convmath::LinearTap<A>& a = th[static_cast<size_t>(oh)];
+      const T* r0 = xp + xo + a.i0 * x.sh;
+      const T* r1 = xp + xo + a.i1 * x.sh;
+      for (int64_t ow = 0; ow < y.w; ++ow) {
+        const convmath::LinearTap<A>& b = tw[static_cast<size_t>(ow)];
+        const int64_t c0 = b.i0 * x.sw, c1 = b.i1 * x.sw;
+        const A top = (A(1) - b.lambda) * convert<A>(r0[c0]) + b.lambda * convert<A>(r0[c1]);
+        const A bot = (A(1) - b.lambda) * convert<A>(r1[c0]) + b.lambda * convert<A>(r1[c1]);
+        yp[yo + oh * y.sh + ow * y.sw] = convert<T>((A(1) - a.lambda) * top + a.lambda * bot);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void CpuBackend::avg_pool2d(const TensorArg& x, const TensorArg& dst, const Pool2dParams& p) {
+  dispatch_in<kFloatTypes>(
+      x.dtype, [&]<class T>() { avg_pool_typed<T>(x, dst, p); }, "avg_pool2d");
+}
+
+void CpuBackend::max_pool2d(const TensorArg& x, const TensorArg& dst, const Pool2dParams& p) {
+  dispatch(
+      x.dtype, [&]<class T>() { max_pool_typed<T>(x, dst, p); }, "max_pool2d");
+}
+
+void CpuBackend::upsample_nearest1d(const TensorArg& x, const TensorArg& dst) {
+  nearest(plane3(x), plane3(dst), x, dst, "upsample_nearest1d");
+}
+
+void CpuBackend::upsample_nearest2d(const TensorArg& x, const TensorArg& dst) {
+  nearest(plane4(x), plane4(dst), x, dst, "upsample_nearest2d");
+}
+
+void CpuBackend::upsample_bilinear2d(const TensorArg& x, const TensorArg& dst, bool align_corners) {
+  dispatch_in<kFloatTypes>(
+      x.dtype, [&]<class T>() { bilinear_typed<T>(x, dst, align_corners); }, "upsample_bilinear2d");
+}
+
+}  // namespace wick::cpu

@@ -1,0 +1,417 @@
+// Conv, pooling, resampling and rope: what the conformance cases cannot say. Typed errors with
+// messages naming the shapes, hand-checked small results, NaN in max_pool2d, align_corners, empty
+// channel counts, and sizes large enough to take the multi-threaded paths.
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+
+namespace wick {
+namespace {
+
+class Conv : public ::testing::TestWithParam<Device> {
+ protected:
+  Device dev() const { return GetParam(); }
+  Tensor f32(const std::vector<float>& v, const Shape& s) const { return Tensor::from_vector(v, s, dev()); }
+  Tensor f64(const std::vector<double>& v, const Shape& s) const { return Tensor::from_vector(v, s, dev()); }
+  Tensor zeros(const Shape& s, DType d = DType::F32) const { return Tensor::zeros(s, d, dev()); }
+  Tensor rand(const Shape& s, DType d = DType::F32) const { return Tensor::rand_uniform(s, d, -1, 1, dev()); }
+};
+
+// Runs f, expects E, and that the message contains every one of `parts`.
+template <class E, class F>
+void expect_error(F&& f, const std::vector<std::string>& parts) {
+  try {
+    f();
+    ADD_FAILURE() << "did not throw";
+  } catch (const E& e) {
+    const std::string msg = e.what();
+    for (const std::string& p : parts)
+      EXPECT_NE(msg.find(p), std::string::npos) << "message: " << msg << "\nmissing: " << p;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "threw the wrong error: " << e.what();
+  }
+}
+
+void expect_values(const Tensor& t, const std::vector<float>& want, float tol = 1e-6f) {
+  const std::vector<float> got = t.to_vector<float>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "at " << i;
+}
+
+// ---- errors ---------------------------------------------------------------------------------
+
+TEST_P(Conv, Conv1dErrors) {
+  const Tensor x = zeros({2, 4, 10});
+  const Tensor w = zeros({6, 2, 3});
+  expect_error<ShapeError>([&] { zeros({4, 10}).conv1d(w); }, {"[conv1d]", "[4, 10] f32"});
+  expect_error<ShapeError>([&] { x.conv1d(zeros({6, 4})); }, {"[conv1d]", "weight", "[6, 4] f32"});
+  expect_error<DTypeError>(
+      [&] {
+        zeros({2, 4, 10}, DType::I64).conv1d(zeros({6, 4, 3}, DType::I64));
+      },
+      {"[conv1d]", "i64"});
+  expect_error<DTypeError>([&] { x.conv1d(zeros({6, 4, 3}, DType::F64)); }, {"[conv1d]", "f32", "f64"});
+  // groups 1: the weight must have all 4 input channels
+  expect_error<ShapeError>([&] { x.conv1d(w); }, {"[conv1d]", "[6, 2, 3] f32", "[2, 4, 10] f32"});
+  expect_error<ShapeError>([&] { x.conv1d(zeros({6, 1, 3}), {1, 0, 1, 3, 0}); }, {"[conv1d]", "divisible", "groups 3"});
+  expect_error<ShapeError>([&] { x.conv1d(zeros({5, 2, 3}), {1, 0, 1, 2, 0}); }, {"[conv1d]", "output channels 5"});
+  expect_error<InvalidArgument>([&] { x.conv1d(w, {1, 0, 1, 0, 0}); }, {"[conv1d]", "groups"});
+  expect_error<InvalidArgument>([&] { x.conv1d(w, {0, 0, 1, 2, 0}); }, {"[conv1d]", "stride"});
+  expect_error<InvalidArgument>([&] { x.conv1d(w, {1, -1, 1, 2, 0}); }, {"[conv1d]", "padding"});
+  expect_error<InvalidArgument>([&] { x.conv1d(w, {1, 0, 0, 2, 0}); }, {"[conv1d]", "dilation"});
+  // kernel 3 dilated by 5 spans 11 > 10
+  expect_error<ShapeError>(
+      [&] {
+        x.conv1d(w, {1, 0, 5, 2, 0});
+      },
+      {"[conv1d]", "larger than the padded input", "[2, 4, 10] f32", "[6, 2, 3] f32"});
+  EXPECT_EQ(x.conv1d(w, {1, 0, 4, 2, 0}).shape(), Shape({2, 6, 2}));  // span 9 fits
+  expect_error<ShapeError>([&] { x.conv1d(zeros({6, 2, 0}), {1, 0, 1, 2, 0}); }, {"[conv1d]", "empty kernel"});
+  expect_error<InvalidArgument>([&] { x.conv1d(Tensor()); }, {"[conv1d]", "weight"});
+}
+
+TEST_P(Conv, Conv2dErrors) {
+  const Tensor x = zeros({1, 3, 5, 4});
+  expect_error<ShapeError>([&] { zeros({3, 5, 4}).conv2d(zeros({2, 3, 2, 2})); }, {"[conv2d]", "[3, 5, 4] f32"});
+  expect_error<ShapeError>(
+      [&] {
+        x.conv2d(zeros({2, 3, 2, 5}));
+      },
+      {"[conv2d]", "width", "[1, 3, 5, 4] f32", "[2, 3, 2, 5] f32"});
+  Conv2dParams p;
+  p.padding = {0, 1};
+  EXPECT_EQ(x.conv2d(zeros({2, 3, 2, 5}), p).shape(), Shape({1, 2, 4, 2}));
+  p.stride = {1, 0};
+  expect_error<InvalidArgument>([&] { x.conv2d(zeros({2, 3, 2, 2}), p); }, {"[conv2d]", "stride", "width"});
+  expect_error<ShapeError>([&] { x.conv2d(zeros({2, 2, 2, 2})); }, {"[conv2d]", "[2, 2, 2, 2] f32"});
+}
+
+TEST_P(Conv, ConvTransposeErrors) {
+  const Tensor x = zeros({1, 4, 5});
+  Conv1dParams p{2, 0, 1, 1, 2};  // output_padding 2 is not below stride 2 or dilation 1
+  expect_error<InvalidArgument>(
+      [&] {
+        x.conv_transpose1d(zeros({4, 2, 3}), p);
+      },
+      {"[conv_transpose1d]", "output_padding 2"});
+  p.output_padding = 1;
+  EXPECT_EQ(x.conv_transpose1d(zeros({4, 2, 3}), p).shape(), Shape({1, 2, 12}));
+  p = {1, 0, 3, 1, 2};  // below dilation 3: allowed
+  EXPECT_EQ(x.conv_transpose1d(zeros({4, 2, 3}), p).shape(), Shape({1, 2, 13}));
+  // weight dim 0 must be C_in
+  expect_error<ShapeError>(
+      [&] {
+        x.conv_transpose1d(zeros({3, 2, 3}));
+      },
+      {"[conv_transpose1d]", "[3, 2, 3] f32", "[1, 4, 5] f32"});
+  expect_error<ShapeError>([&] { x.conv_transpose1d(zeros({4, 2, 3}), {1, 0, 1, 3, 0}); }, {"divisible", "groups 3"});
+  // (1 - 1) * 1 - 2 * 1 + 0 + 0 + 1 = -1
+  expect_error<ShapeError>(
+      [&] {
+        zeros({1, 4, 1}).conv_transpose1d(zeros({4, 2, 1}), {1, 1, 1, 1, 0});
+      },
+      {"[conv_transpose1d]", "output size -1", "[1, 4, 1] f32"});
+  expect_error<ShapeError>(
+      [&] {
+        zeros({1, 4, 2, 2}).conv_transpose2d(zeros({4, 2, 2}));
+      },
+      {"[conv_transpose2d]", "weight"});
+  expect_error<DTypeError>(
+      [&] {
+        zeros({1, 4, 5}, DType::U8).conv_transpose1d(zeros({4, 2, 3}, DType::U8));
+      },
+      {"[conv_transpose1d]", "u8"});
+}
+
+TEST_P(Conv, PoolErrors) {
+  const Tensor x = zeros({1, 2, 4, 4});
+  Pool2dParams p;
+  expect_error<ShapeError>([&] { zeros({2, 4, 4}).max_pool2d(p); }, {"[max_pool2d]", "[2, 4, 4] f32"});
+  expect_error<DTypeError>([&] { zeros({1, 2, 4, 4}, DType::U8).avg_pool2d(p); }, {"[avg_pool2d]", "u8"});
+  p.padding = {2, 0};  // more than half of kernel 2
+  expect_error<InvalidArgument>([&] { x.avg_pool2d(p); }, {"[avg_pool2d]", "padding (2, 0)", "kernel (2, 2)"});
+  p = Pool2dParams{};
+  p.stride = {0, 1};
+  expect_error<InvalidArgument>([&] { x.max_pool2d(p); }, {"[max_pool2d]", "stride (0, 1)"});
+  p = Pool2dParams{};
+  p.kernel = {5, 2};
+  expect_error<ShapeError>([&] { x.max_pool2d(p); }, {"[max_pool2d]", "kernel (5, 2)", "[1, 2, 4, 4] f32"});
+}
+
+TEST_P(Conv, ResampleErrors) {
+  expect_error<ShapeError>([&] { zeros({2, 3}).upsample_nearest1d(4); }, {"[upsample_nearest1d]", "[2, 3] f32"});
+  expect_error<InvalidArgument>(
+      [&] {
+        zeros({1, 2, 3}).upsample_nearest1d(0);
+      },
+      {"[upsample_nearest1d]", "output sizes"});
+  expect_error<ShapeError>(
+      [&] {
+        zeros({1, 2, 0, 3}).upsample_nearest2d(2, 2);
+      },
+      {"[upsample_nearest2d]", "[1, 2, 0, 3] f32"});
+  expect_error<InvalidArgument>(
+      [&] {
+        zeros({1, 2, 3, 3}).upsample_bilinear2d(2, -1, false);
+      },
+      {"[upsample_bilinear2d]"});
+  expect_error<DTypeError>(
+      [&] {
+        zeros({1, 2, 3, 3}, DType::I64).upsample_bilinear2d(2, 2, true);
+      },
+      {"[upsample_bilinear2d]", "i64"});
+  EXPECT_EQ(zeros({0, 2, 3, 3}).upsample_bilinear2d(5, 4, true).shape(), Shape({0, 2, 5, 4}));
+}
+
+TEST_P(Conv, RopeErrors) {
+  const Tensor cs = zeros({3, 2});
+  expect_error<ShapeError>([&] { rope(zeros({4}), cs, cs); }, {"[rope]", "[4] f32"});
+  expect_error<ShapeError>([&] { rope(zeros({2, 3, 5}), cs, cs); }, {"[rope]", "even", "[2, 3, 5] f32"});
+  expect_error<ShapeError>(
+      [&] {
+        rope_i(zeros({2, 3, 4}), zeros({3, 4}), cs);
+      },
+      {"[rope_i]", "[3, 2]", "cos [3, 4] f32"});
+  expect_error<ShapeError>([&] { rope(zeros({2, 4, 4}), cs, cs); }, {"[rope]", "[4, 2]", "[2, 4, 4] f32"});
+  expect_error<DTypeError>([&] { rope(zeros({2, 3, 4}), zeros({3, 2}, DType::F64), cs); }, {"[rope]", "f64"});
+  expect_error<DTypeError>(
+      [&] {
+        rope(zeros({2, 3, 4}, DType::U32), zeros({3, 2}, DType::U32), zeros({3, 2}, DType::U32));
+      },
+      {"[rope]", "u32"});
+  expect_error<InvalidArgument>([&] { rope(zeros({2, 3, 4}), Tensor(), cs); }, {"[rope]", "cos"});
+}
+
+TEST_P(Conv, DeviceMismatch) {
+  if (dev().is_cpu()) GTEST_SKIP() << "needs a second device";
+  const Tensor x = zeros({1, 2, 5});
+  const Tensor w = Tensor::zeros({2, 2, 3}, DType::F32, Device::cpu());
+  expect_error<DeviceError>([&] { x.conv1d(w); }, {"[conv1d]", "cpu"});
+  expect_error<DeviceError>(
+      [&] {
+        rope(zeros({2, 4}), Tensor::zeros({2, 2}, DType::F32, Device::cpu()), zeros({2, 2}));
+      },
+      {"[rope]"});
+}
+
+// ---- hand-checked values --------------------------------------------------------------------
+
+TEST_P(Conv, Conv1dByHand) {
+  const Tensor x = f32({1, 2, 3, 4, 5}, {1, 1, 5});
+  const Tensor w = f32({1, 0, -1}, {1, 1, 3});
+  // out[i] = x[i-1] - x[i+1], zero padding
+  expect_values(x.conv1d(w, {1, 1, 1, 1, 0}), {-2, -2, -2, -2, 4});
+  // stride 2, dilation 2, no padding: out[i] = x[2i] - x[2i+4]
+  expect_values(x.conv1d(w, {2, 0, 2, 1, 0}), {-4});
+}
+
+TEST_P(Conv, Conv2dDepthwiseByHand) {
+  const Tensor x = f64({1, 2, 3, 4, 5, 6, 7, 8}, {1, 2, 2, 2});
+  const Tensor w = f64({2, -3}, {2, 1, 1, 1});
+  Conv2dParams p;
+  p.groups = 2;
+  const std::vector<double> got = x.conv2d(w, p).to_vector<double>();
+  EXPECT_EQ(got, (std::vector<double>{2, 4, 6, 8, -15, -18, -21, -24}));
+}
+
+TEST_P(Conv, ConvTransposeOfDeltaIsKernel) {
+  const Tensor w = f32({1, 2, 3, 4}, {1, 1, 4});
+  expect_values(f32({1}, {1, 1, 1}).conv_transpose1d(w), {1, 2, 3, 4});
+  // stride 2: each input element places the kernel 2 further on
+  expect_values(f32({1, 0, 10}, {1, 1, 3}).conv_transpose1d(w, {2, 0, 1, 1, 0}), {1, 2, 3, 4, 10, 20, 30, 40});
+  const Tensor w2 = rand({1, 2, 2, 3});
+  const Tensor out = f32({1}, {1, 1, 1, 1}).conv_transpose2d(w2);
+  EXPECT_EQ(out.shape(), Shape({1, 2, 2, 3}));
+  expect_values(out, w2.to_vector<float>());
+  // padding 1 crops one element from each end, output_padding 1 gives the last one back
+  expect_values(f32({1}, {1, 1, 1}).conv_transpose1d(w, {2, 1, 1, 1, 0}), {2, 3});
+  expect_values(f32({1}, {1, 1, 1}).conv_transpose1d(w, {2, 1, 1, 1, 1}), {2, 3, 4});
+}
+
+TEST_P(Conv, EmptyChannelsGiveZeros) {
+  // No input channels: every output is an empty sum.
+  const Tensor out = zeros({2, 0, 5}).conv1d(zeros({3, 0, 2}));
+  EXPECT_EQ(out.shape(), Shape({2, 3, 4}));
+  expect_values(out, std::vector<float>(24, 0.0f));
+  const Tensor t = zeros({1, 0, 2, 2}).conv_transpose2d(zeros({0, 2, 1, 2}));
+  EXPECT_EQ(t.shape(), Shape({1, 2, 2, 3}));
+  expect_values(t, std::vector<float>(12, 0.0f));
+  EXPECT_EQ(zeros({0, 4, 6}).conv1d(zeros({2, 4, 3})).shape(), Shape({0, 2, 4}));
+}
+
+TEST_P(Conv, AvgPoolCountIncludePad) {
+  const Tensor x = f32({1, 1, 1, 1}, {1, 1, 2, 2});
+  Pool2dParams p;
+  p.kernel = {2, 2};
+  p.stride = {1, 1};
+  p.padding = {1, 1};
+  expect_values(x.avg_pool2d(p), {0.25f, 0.5f, 0.25f, 0.5f, 1, 0.5f, 0.25f, 0.5f, 0.25f});
+  p.count_include_pad = false;
+  expect_values(x.avg_pool2d(p), std::vector<float>(9, 1.0f));
+}
+
+TEST_P(Conv, MaxPoolNaNAndPadding) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor x = f32({1, nan, 3, 4, -5, -6, -7, -8}, {1, 2, 2, 2});
+  Pool2dParams p;
+  const std::vector<float> got = x.max_pool2d(p).to_vector<float>();
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_TRUE(std::isnan(got[0]));
+  EXPECT_EQ(got[1], -5);  // padding (none here) and zeros never win over negatives
+  // Padded cells are never selected: an all-negative input stays negative.
+  p.kernel = {3, 3};
+  p.stride = {1, 1};
+  p.padding = {1, 1};
+  expect_values(Tensor::full({1, 1, 2, 3}, -5.0, DType::F32, dev()).max_pool2d(p), std::vector<float>(6, -5.0f));
+  // NaN first in the window, a number later: NaN stays.
+  const std::vector<float> n2 = f32({nan, 9, 1, 2}, {1, 1, 2, 2}).max_pool2d(Pool2dParams{}).to_vector<float>();
+  EXPECT_TRUE(std::isnan(n2[0]));
+}
+
+TEST_P(Conv, MaxPoolIntegers) {
+  const Tensor x = Tensor::from_vector<int64_t>({-9, -3, 7, INT64_MAX, -1, -2, INT64_MIN, 5}, {1, 2, 2, 2}, dev());
+  EXPECT_EQ(x.max_pool2d(Pool2dParams{}).to_vector<int64_t>(), (std::vector<int64_t>{INT64_MAX, 5}));
+  const Tensor u = Tensor::from_vector<uint8_t>({0, 255, 3, 4}, {1, 1, 2, 2}, dev());
+  EXPECT_EQ(u.max_pool2d(Pool2dParams{}).to_vector<uint8_t>(), (std::vector<uint8_t>{255}));
+}
+
+TEST_P(Conv, UpsampleNearestByHand) {
+  const Tensor x = Tensor::from_vector<int64_t>({10, 20, 30}, {1, 1, 3}, dev());
+  // src = floor(i * 3 / 7)
+  EXPECT_EQ(x.upsample_nearest1d(7).to_vector<int64_t>(), (std::vector<int64_t>{10, 10, 10, 20, 20, 30, 30}));
+  EXPECT_EQ(x.upsample_nearest1d(2).to_vector<int64_t>(), (std::vector<int64_t>{10, 20}));
+  const Tensor y = Tensor::from_vector<uint32_t>({1, 2, 3, 4}, {1, 1, 2, 2}, dev());
+  EXPECT_EQ(y.upsample_nearest2d(3, 4).to_vector<uint32_t>(),
+            (std::vector<uint32_t>{1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4}));
+}
+
+TEST_P(Conv, BilinearAlignCorners) {
+  const Tensor x = f32({0, 1, 2, 3}, {1, 1, 2, 2});
+  // Corners coincide: a 3x3 grid halfway between the pixels.
+  expect_values(x.upsample_bilinear2d(3, 3, true), {0, 0.5f, 1, 1, 1.5f, 2, 2, 2.5f, 3});
+  // Half-pixel centres: src = (dst + 0.5) / 2 - 0.5 -> -0.25 (clamped to 0), 0.25, 0.75, 1.25 (the
+  // last pixel).
+  expect_values(x.upsample_bilinear2d(4, 4, false),
+                {0, 0.25f, 0.75f, 1, 0.5f, 0.75f, 1.25f, 1.5f, 1.5f, 1.75f, 2.25f, 2.5f, 2, 2.25f, 2.75f, 3});
+  // One output pixel: align_corners reads the corner, half-pixel the centre.
+  const Tensor z = f32({0, 1, 2, 3, 4, 5, 6, 7, 8}, {1, 1, 3, 3});
+  expect_values(z.upsample_bilinear2d(1, 1, true), {0});
+  expect_values(z.upsample_bilinear2d(1, 1, false), {4});
+}
+
+TEST_P(Conv, RopeByHand) {
+  const Tensor x = f32({1, 2, 3, 4}, {1, 4});
+  const Tensor c = f32({0, 1}, {1, 2});
+  const Tensor s = f32({1, 0}, {1, 2});
+  // half-split: pairs (x0, x2) rotated by 90 degrees, (x1, x3) unchanged
+  expect_values(rope(x, c, s), {-3, 2, 1, 4});
+  // interleaved: pairs (x0, x1) rotated, (x2, x3) unchanged
+  expect_values(rope_i(x, c, s), {-2, 1, 3, 4});
+  // bf16 computes in f32 and rounds once
+  const Tensor xb = x.to_dtype(DType::BF16);
+  expect_values(rope(xb, c.to_dtype(DType::BF16), s.to_dtype(DType::BF16)).to_dtype(DType::F32), {-3, 2, 1, 4});
+}
+
+// ---- sizes that take the threaded paths -----------------------------------------------------
+
+TEST_P(Conv, LargeConv2dMatchesDirectLoops) {
+  // Big enough planes that im2col splits its rows across threads.
+  const int64_t n = 2, ci = 8, co = 6, h = 70, wd = 64, k = 3, g = 2;
+  const Tensor x = rand({n, ci, h, wd});
+  const Tensor w = rand({co, ci / g, k, k});
+  Conv2dParams p;
+  p.padding = {1, 1};
+  p.stride = {2, 1};
+  p.groups = g;
+  const Tensor out = x.transpose(2, 3).contiguous().transpose(2, 3).conv2d(w, p);  // a strided input
+  const int64_t oh = (h + 2 - 3) / 2 + 1, ow = wd;
+  ASSERT_EQ(out.shape(), Shape({n, co, oh, ow}));
+  const std::vector<float> xv = x.to_vector<float>(), wv = w.to_vector<float>(), ov = out.to_vector<float>();
+  const int64_t cg = ci / g, cog = co / g;
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t o = 0; o < co; ++o)
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t z = 0; z < ow; ++z) {
+          double acc = 0;
+          for (int64_t c = 0; c < cg; ++c)
+            for (int64_t i = 0; i < k; ++i)
+              for (int64_t j = 0; j < k; ++j) {
+                const int64_t ih = 2 * y - 1 + i, iw = z - 1 + j;
+                if (ih < 0 || ih >= h || iw < 0 || iw >= wd) continue;
+                acc +=
+                    static_cast<double>(xv[static_cast<size_t>(((b * ci + (o / cog) * cg + c) * h + ih) * wd + iw)]) *
+                    wv[static_cast<size_t>(((o * cg + c) * k + i) * k + j)];
+              }
+          ASSERT_NEAR(ov[static_cast<size_t>(((b * co + o) * oh + y) * ow + z)], acc, 1e-4)
+              << b << " " << o << " " << y << " " << z;
+        }
+}
+
+TEST_P(Conv, LargeConvTranspose2dMatchesScatter) {
+  // Output planes of 12k elements per channel: col2im splits the channels across threads.
+  const int64_t n = 2, ci = 6, co = 8, h = 40, wd = 50, kh = 3, kw = 2;
+  const Tensor x = rand({n, ci, h, wd});
+  const Tensor w = rand({ci, co, kh, kw});
+  Conv2dParams p;
+  p.stride = {3, 2};
+  p.padding = {1, 0};
+  p.output_padding = {2, 1};
+  const Tensor out = x.conv_transpose2d(w, p);
+  const int64_t oh = (h - 1) * 3 - 2 + 2 + 2 + 1, ow = (wd - 1) * 2 + 1 + 1 + 1;
+  ASSERT_EQ(out.shape(), Shape({n, co, oh, ow}));
+  const std::vector<float> xv = x.to_vector<float>(), wv = w.to_vector<float>(), ov = out.to_vector<float>();
+  std::vector<double> ref(ov.size(), 0.0);
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t c = 0; c < ci; ++c)
+      for (int64_t y = 0; y < h; ++y)
+        for (int64_t z = 0; z < wd; ++z)
+          for (int64_t o = 0; o < co; ++o)
+            for (int64_t i = 0; i < kh; ++i)
+              for (int64_t j = 0; j < kw; ++j) {
+                const int64_t a = 3 * y - 1 + i, e = 2 * z + j;
+                if (a < 0 || a >= oh || e >= ow) continue;
+                ref[static_cast<size_t>(((b * co + o) * oh + a) * ow + e)] +=
+                    static_cast<double>(xv[static_cast<size_t>(((b * ci + c) * h + y) * wd + z)]) *
+                    wv[static_cast<size_t>(((c * co + o) * kh + i) * kw + j)];
+              }
+  for (size_t i = 0; i < ov.size(); ++i) ASSERT_NEAR(ov[i], ref[i], 1e-4) << "at " << i;
+}
+
+TEST_P(Conv, LargePoolAndUpsampleMatchLoops) {
+  const int64_t n = 3, c = 8, h = 64, w = 48;
+  const Tensor x = rand({n, c, h, w});
+  const std::vector<float> xv = x.to_vector<float>();
+  Pool2dParams p;
+  p.kernel = {3, 3};
+  p.stride = {2, 2};
+  p.padding = {1, 1};
+  const std::vector<float> mx = x.max_pool2d(p).to_vector<float>();
+  const int64_t oh = (h + 2 - 3) / 2 + 1, ow = (w + 2 - 3) / 2 + 1;
+  ASSERT_EQ(mx.size(), static_cast<size_t>(n * c * oh * ow));
+  for (int64_t pl = 0; pl < n * c; ++pl)
+    for (int64_t y = 0; y < oh; ++y)
+      for (int64_t z = 0; z < ow; ++z) {
+        float m = -INFINITY;
+        for (int64_t i = 0; i < 3; ++i)
+          for (int64_t j = 0; j < 3; ++j) {
+            const int64_t ih = 2 * y - 1 + i, iw = 2 * z - 1 + j;
+            if (ih >= 0 && ih < h && iw >= 0 && iw < w)
+              m = std::max(m, xv[static_cast<size_t>((pl * h + ih) * w + iw)]);
+          }
+        ASSERT_EQ(mx[static_cast<size_t>((pl * oh + y) * ow + z)], m);
+      }
+  const std::vector<float> up = x.upsample_nearest2d(2 * h, 2 * w).to_vector<float>();
+  for (int64_t pl = 0; pl < n * c; ++pl)
+    for (int64_t y = 0; y < 2 * h; ++y)
+      for (int64_t z = 0; z < 2 * w; ++z)
+        ASSERT_EQ(up[static_cast<size_t>((pl * 2 * h + y) * 2 * w + z)],
+                  xv[static_cast<size_t>((pl * h + y / 2) * w + z / 2)]);
+}
+
+WICK_INSTANTIATE_DEVICES(Conv);
+
+}  // namespace
+}  // namespace wick
