@@ -48,12 +48,14 @@ if(WICK_CUDA)
   target_link_libraries(wick_gpu_cuda PRIVATE CUDA::cudart)
 
   target_sources(wick PRIVATE $<TARGET_OBJECTS:wick_gpu_cuda>)
+  set_target_properties(wick PROPERTIES CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}")
   target_compile_definitions(wick PRIVATE WICK_HAVE_CUDA=1)
   target_link_libraries(wick PUBLIC CUDA::cudart)
 endif()
 
 # ---- ROCm ------------------------------------------------------------------------------------
 if(WICK_ROCM)
+  set(WICK_HIP_EXTRA_FLAGS "")
   include(${CMAKE_CURRENT_LIST_DIR}/WickRocmDebian.cmake)
   if(NOT DEFINED CMAKE_HIP_ARCHITECTURES)
     # CDNA2 (wave64) and RDNA2 (wave32): both warp widths are compiled on every build.
@@ -83,10 +85,12 @@ if(WICK_ROCM)
   target_include_directories(wick_gpu_rocm PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
   set_target_properties(wick_gpu_rocm PROPERTIES HIP_STANDARD 20 HIP_STANDARD_REQUIRED ON HIP_EXTENSIONS OFF
                                                  POSITION_INDEPENDENT_CODE ON)
-  target_compile_options(wick_gpu_rocm PRIVATE ${WICK_WARNINGS})
+  target_compile_options(wick_gpu_rocm PRIVATE ${WICK_WARNINGS} $<$<COMPILE_LANGUAGE:HIP>:${WICK_HIP_EXTRA_FLAGS}>)
   target_link_libraries(wick_gpu_rocm PRIVATE hip::host)
 
   target_sources(wick PRIVATE $<TARGET_OBJECTS:wick_gpu_rocm>)
+  # `wick` was created before the HIP language was enabled, so its property was not initialised.
+  set_target_properties(wick PROPERTIES HIP_ARCHITECTURES "${CMAKE_HIP_ARCHITECTURES}")
   target_compile_definitions(wick PRIVATE WICK_HAVE_ROCM=1)
   target_link_libraries(wick PUBLIC hip::host)
 endif()
