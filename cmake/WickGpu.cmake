@@ -21,6 +21,9 @@ if(WICK_CUDA)
     # sm_90 machine code plus PTX for newer GPUs to JIT.
     set(CMAKE_CUDA_ARCHITECTURES "90-real;90-virtual" CACHE STRING "CUDA architectures")
   endif()
+  # One CUDA runtime, the shared one (CUDA::cudart), for every target: CMake would otherwise add
+  # cudart_static to each executable that links wick's CUDA objects, next to the shared library.
+  set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
   enable_language(CUDA)
   find_package(CUDAToolkit REQUIRED)
   if(NOT DEFINED CMAKE_CUDA20_STANDARD_COMPILE_OPTION AND CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 12.0)
@@ -48,7 +51,8 @@ if(WICK_CUDA)
   target_link_libraries(wick_gpu_cuda PRIVATE CUDA::cudart)
 
   target_sources(wick PRIVATE $<TARGET_OBJECTS:wick_gpu_cuda>)
-  set_target_properties(wick PROPERTIES CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}")
+  set_target_properties(wick wick_gpu_cuda PROPERTIES CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}"
+                                                      CUDA_RUNTIME_LIBRARY Shared)
   target_compile_definitions(wick PRIVATE WICK_HAVE_CUDA=1)
   target_link_libraries(wick PUBLIC CUDA::cudart)
 endif()
