@@ -59,6 +59,9 @@ endif()
 
 # ---- ROCm ------------------------------------------------------------------------------------
 if(WICK_ROCM)
+  if(CCACHE_PROGRAM)
+    set(CMAKE_HIP_COMPILER_LAUNCHER ${CCACHE_PROGRAM})
+  endif()
   set(WICK_HIP_EXTRA_FLAGS "")
   include(${CMAKE_CURRENT_LIST_DIR}/WickRocmDebian.cmake)
   if(NOT DEFINED CMAKE_HIP_ARCHITECTURES)

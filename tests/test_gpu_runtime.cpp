@@ -102,20 +102,25 @@ TEST(GpuRuntime, MemoryStats) {
 TEST(GpuRuntime, OutOfMemoryIsTypedAndTheDeviceRecovers) {
   WICK_REQUIRE_GPU(devs);
   for (const Device& d : devs) {
-    const int64_t too_much = d.info().total_memory * 2;
-    try {
-      Tensor t = Tensor::empty({too_much}, DType::U8, d);
-      ADD_FAILURE() << "allocating " << too_much << " bytes did not throw";
-    } catch (const wick::OutOfMemory& e) {
-      const std::string msg = e.what();
-      EXPECT_NE(msg.find("[alloc]"), std::string::npos) << msg;
-      EXPECT_NE(msg.find(d.location()), std::string::npos) << msg;
-      EXPECT_NE(msg.find(std::to_string(too_much)), std::string::npos) << msg;
+    const wick::DeviceInfo info = d.info();
+    // More than the device has (refused before asking the driver), and more than is free but
+    // less than the total (the driver's out-of-memory error, after trimming the pool).
+    for (const int64_t too_much : {info.total_memory * 2, info.free_memory + (info.total_memory - info.free_memory) / 2}) {
+      Tensor keep = Tensor::full({1 << 20}, 1.0, DType::F32, d);  // cached blocks must not hide the error
+      try {
+        Tensor t = Tensor::empty({too_much}, DType::U8, d);
+        ADD_FAILURE() << "allocating " << too_much << " bytes did not throw";
+      } catch (const wick::OutOfMemory& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("[alloc]"), std::string::npos) << msg;
+        EXPECT_NE(msg.find(d.location()), std::string::npos) << msg;
+        EXPECT_NE(msg.find(std::to_string(too_much)), std::string::npos) << msg;
+      }
+      // The device is still usable, and so are tensors made before.
+      Tensor t = Tensor::full({1000}, 3.0, DType::F32, d);
+      for (float x : t.to_vector<float>()) ASSERT_EQ(x, 3.0f);
+      EXPECT_EQ(keep.narrow(0, 12345, 1).to_vector<float>(), std::vector<float>{1.0f});
     }
-    // The device is still usable, also for an allocation that fits.
-    Tensor t = Tensor::full({1000}, 3.0, DType::F32, d);
-    const std::vector<float> v = t.to_vector<float>();
-    for (float x : v) ASSERT_EQ(x, 3.0f);
   }
 }
 
@@ -181,6 +186,20 @@ TEST(GpuRuntime, CastStridedMatchesTheCpu) {
         gb.copy_from(g);
         EXPECT_EQ(bytes_of(gb), bytes_of(cb)) << "broadcast " << wick::dtype_name(from) << " -> " << wick::dtype_name(to);
       }
+    }
+}
+
+// A one-element source broadcast over the destination: the flat path with a stride-0 input.
+TEST(GpuRuntime, ScalarBroadcastCopy) {
+  WICK_REQUIRE_GPU(devs);
+  for (const Device& d : devs)
+    for (DType t : wick::kAllDTypes) {
+      auto [c, g] = sample({1}, DType::F64, d);
+      Tensor cd = Tensor::zeros({1001}, t);
+      Tensor gd = Tensor::zeros({1001}, t, d);
+      cd.copy_from(c);
+      gd.copy_from(g);
+      EXPECT_EQ(bytes_of(gd), bytes_of(cd)) << wick::dtype_name(t);
     }
 }
 

@@ -66,8 +66,9 @@ bool GpuBackend::implements(Op op, DType dtype) const { return op_defined_for(op
 
 void* GpuBackend::raw_alloc(int64_t nbytes) {
   enter("alloc");
-  void* p = pool_.allocate(nbytes, stream_);
-  if (!p) {
+  // Larger than the device: out of memory, whatever error code the runtime would pick for it.
+  void* p = nbytes <= props_.total_memory ? pool_.allocate(nbytes, stream_) : nullptr;
+  if (!p && nbytes <= props_.total_memory) {
     // Blocks cached in this pool cannot serve a larger request; give them back and retry once.
     stream_.synchronize("alloc");
     pool_.trim(0);
