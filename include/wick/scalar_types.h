@@ -24,15 +24,24 @@ namespace wick {
 
 namespace detail {
 
+// HIP's device pass has no device std::memcpy; the builtin is the same bit copy.
 WICK_HOST_DEVICE inline uint32_t f32_bits(float f) {
+#if defined(__HIP_DEVICE_COMPILE__)
+  return __builtin_bit_cast(uint32_t, f);
+#else
   uint32_t u;
   std::memcpy(&u, &f, 4);
   return u;
+#endif
 }
 WICK_HOST_DEVICE inline float f32_from_bits(uint32_t u) {
+#if defined(__HIP_DEVICE_COMPILE__)
+  return __builtin_bit_cast(float, u);
+#else
   float f;
   std::memcpy(&f, &u, 4);
   return f;
+#endif
 }
 
 // Rounds the f32 bit pattern `u` (sign cleared) to a narrower float with `man` mantissa bits,

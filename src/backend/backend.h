@@ -17,6 +17,7 @@
 #include "wick/device.h"
 #include "wick/dtype.h"
 #include "wick/layout.h"
+#include "wick/memory.h"
 #include "wick/ops.h"
 #include "wick/tensor.h"
 
@@ -83,6 +84,10 @@ class Backend {
   // Contiguous byte copies between host memory and this device's memory.
   virtual void copy_from_host(void* dst, const void* src, int64_t nbytes) = 0;
   virtual void copy_to_host(void* dst, const void* src, int64_t nbytes) = 0;
+  // Allocator statistics (include/wick/memory.h); backends without them report zeros.
+  virtual MemoryStats memory_stats() { return {}; }
+  virtual void reset_peak_memory() {}
+  virtual void empty_cache() {}
 
   // ---- random generator state (per device) ----
   void set_seed(uint64_t seed);

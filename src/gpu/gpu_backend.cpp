@@ -1,0 +1,197 @@
+// The GPU backend's device, memory and creation entry points (host code; kernels in kernels/*.cu).
+#include "gpu/gpu_backend.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace wick::WICK_GPU_NS {
+
+GpuBackend::GpuBackend(int ordinal)
+    : ordinal_(ordinal), props_(gpu::device_properties(ordinal)), stream_(ordinal), pool_(ordinal) {}
+
+Device GpuBackend::device() const {
+  return kDeviceKind == DeviceKind::Cuda ? Device::cuda(ordinal_) : Device::rocm(ordinal_);
+}
+
+std::string GpuBackend::location() const { return std::string(kBackendName) + ":" + std::to_string(ordinal_); }
+
+kern::LaunchCtx GpuBackend::enter(const char* op) const {
+  gpu::set_device(ordinal_);
+  return kern::LaunchCtx{stream_.native(), props_.multiprocessors, ordinal_, op};
+}
+
+DeviceInfo GpuBackend::info() const {
+  DeviceInfo i;
+  i.name = props_.name;
+  i.architecture = props_.architecture;
+  i.multiprocessors = props_.multiprocessors;
+  i.warp_size = props_.warp_size;
+  gpu::memory_info(ordinal_, &i.free_memory, &i.total_memory);
+  return i;
+}
+
+void GpuBackend::synchronize() {
+  enter("synchronize");
+  stream_.synchronize("synchronize");
+}
+
+namespace {
+// The ops this backend really implements; the rest throw UnsupportedError (gpu_pending.cpp).
+bool implemented(Op op) {
+  switch (op) {
+    case Op::Zeros:
+    case Op::Ones:
+    case Op::Full:
+    case Op::Arange:
+    case Op::FromHost:
+    case Op::ToHost:
+    case Op::ConstSet:
+    case Op::AllocUninit:
+    case Op::RandUniform:
+    case Op::RandNormal:
+    case Op::ToDType:
+    case Op::CopyStrided:
+      return true;
+    default:
+      return false;
+  }
+}
+}  // namespace
+
+bool GpuBackend::implements(Op op, DType dtype) const { return op_defined_for(op, dtype) && implemented(op); }
+
+// ---- memory ----------------------------------------------------------------------------------
+
+void* GpuBackend::raw_alloc(int64_t nbytes) {
+  enter("alloc");
+  // Larger than the device: out of memory, whatever error code the runtime would pick for it.
+  void* p = nbytes <= props_.total_memory ? pool_.allocate(nbytes, stream_) : nullptr;
+  if (!p && nbytes <= props_.total_memory) {
+    // Blocks cached in this pool cannot serve a larger request; give them back and retry once.
+    stream_.synchronize("alloc");
+    pool_.trim(0);
+    p = pool_.allocate(nbytes, stream_);
+  }
+  if (!p) {
+    int64_t free_bytes = 0, total = 0;
+    gpu::memory_info(ordinal_, &free_bytes, &total);
+    int64_t held = 0;
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      held = in_use_;
+    }
+    throw OutOfMemory("[alloc] cannot allocate " + std::to_string(nbytes) + " bytes on " + location() + ": " +
+                      std::to_string(free_bytes) + " bytes free of " + std::to_string(total) + " (wick tensors hold " +
+                      std::to_string(held) + " bytes)");
+  }
+  std::lock_guard<std::mutex> g(mu_);
+  sizes_[p] = nbytes;
+  in_use_ += nbytes;
+  peak_ = std::max(peak_, in_use_);
+  return p;
+}
+
+void GpuBackend::raw_free(void* p) {
+  if (!p) return;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    const auto it = sizes_.find(p);
+    if (it != sizes_.end()) {
+      in_use_ -= it->second;
+      sizes_.erase(it);
+    }
+  }
+  try {
+    gpu::set_device(ordinal_);
+  } catch (...) {
+    // Process exit: the runtime may be gone; the free below is best effort and never throws.
+  }
+  pool_.deallocate(p, stream_);  // stream-ordered: see Note [GPU stream order]
+}
+
+void GpuBackend::copy_from_host(void* dst, const void* src, int64_t nbytes) {
+  enter("from_host");
+  gpu::memcpy_sync(dst, src, nbytes, gpu::CopyKind::HostToDevice, stream_);
+}
+
+void GpuBackend::copy_to_host(void* dst, const void* src, int64_t nbytes) {
+  enter("to_host");
+  gpu::memcpy_sync(dst, src, nbytes, gpu::CopyKind::DeviceToHost, stream_);
+}
+
+MemoryStats GpuBackend::memory_stats() {
+  enter("memory_stats");
+  MemoryStats s;
+  s.reserved = pool_.stream_ordered() ? pool_.reserved() : 0;
+  std::lock_guard<std::mutex> g(mu_);
+  s.in_use = in_use_;
+  s.peak = peak_;
+  s.allocations = static_cast<int64_t>(sizes_.size());
+  if (!pool_.stream_ordered()) s.reserved = in_use_;  // the synchronous fallback caches nothing
+  return s;
+}
+
+void GpuBackend::reset_peak_memory() {
+  std::lock_guard<std::mutex> g(mu_);
+  peak_ = in_use_;
+}
+
+void GpuBackend::empty_cache() {
+  enter("empty_cache");
+  stream_.synchronize("empty_cache");
+  pool_.trim(0);
+}
+
+// ---- creation and copies ---------------------------------------------------------------------
+
+void GpuBackend::const_set(const TensorArg& dst, Scalar value) { kern::const_set(enter("const_set"), dst, value); }
+
+void GpuBackend::arange(const TensorArg& dst, double start, double step) {
+  kern::arange(enter("arange"), dst, start, step);
+}
+
+void GpuBackend::rand_uniform(const TensorArg& dst, double lo, double up, RandomStream rs) {
+  kern::rand_uniform(enter("rand_uniform"), dst, lo, up, rs);
+}
+
+void GpuBackend::rand_normal(const TensorArg& dst, double mean, double std, RandomStream rs) {
+  kern::rand_normal(enter("rand_normal"), dst, mean, std, rs);
+}
+
+void GpuBackend::cast(const TensorArg& src, const TensorArg& dst) {
+  kern::cast(enter(src.dtype == dst.dtype ? "copy_strided" : "to_dtype"), src, dst);
+}
+
+// ---- provider --------------------------------------------------------------------------------
+
+namespace {
+
+int count() {
+  static const int n = gpu::device_count();
+  return n;
+}
+
+Backend* get(int ordinal) {
+  static std::mutex mu;
+  // Never destroyed: Storages held by static Tensors may be freed after static destructors ran.
+  static std::vector<GpuBackend*>* backends = new std::vector<GpuBackend*>(static_cast<size_t>(count()), nullptr);
+  std::lock_guard<std::mutex> g(mu);
+  GpuBackend*& b = (*backends)[static_cast<size_t>(ordinal)];
+  if (!b) b = new GpuBackend(ordinal);
+  return b;
+}
+
+}  // namespace
+
+const GpuBackendProvider& provider() {
+  static const GpuBackendProvider p{kBackendName, &count, &get};
+  return p;
+}
+
+}  // namespace wick::WICK_GPU_NS
+
+namespace wick {
+const GpuBackendProvider& WICK_GPU_PROVIDER() { return WICK_GPU_NS::provider(); }
+}  // namespace wick

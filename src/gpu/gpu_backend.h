@@ -1,0 +1,99 @@
+// The GPU backend: one object per device ordinal, each with its own stream and memory pool.
+// Compiled twice (Note [One GPU source, two builds] in src/gpu/config.h): wick::cuda::GpuBackend
+// and wick::rocm::GpuBackend.
+//
+// Note [GPU stream order]
+// Every operation of a backend runs on its one stream, so work on a device is ordered as the host
+// issued it. Memory is allocated and freed stream-ordered on that stream: a block freed by a
+// Storage destructor goes back to the pool only after the kernels queued before the free, so the
+// host never waits on a free. The host waits only where it must: copy_to_host (the caller reads
+// the buffer), copy_from_host (the caller may reuse its buffer), synchronize and empty_cache.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+
+#include "backend/backend.h"
+#include "gpu/config.h"
+#include "gpu/kernels/launch.h"
+#include "gpu/runtime/runtime.h"
+
+namespace wick::WICK_GPU_NS {
+
+class GpuBackend final : public Backend {
+ public:
+  explicit GpuBackend(int ordinal);
+
+  Device device() const override;
+  DeviceInfo info() const override;
+  void synchronize() override;
+  bool implements(Op op, DType dtype) const override;
+
+  void* raw_alloc(int64_t nbytes) override;
+  void raw_free(void* p) override;
+  void copy_from_host(void* dst, const void* src, int64_t nbytes) override;
+  void copy_to_host(void* dst, const void* src, int64_t nbytes) override;
+  MemoryStats memory_stats() override;
+  void reset_peak_memory() override;
+  void empty_cache() override;
+
+  void const_set(const TensorArg& dst, Scalar value) override;
+  void arange(const TensorArg& dst, double start, double step) override;
+  void rand_uniform(const TensorArg& dst, double lo, double up, RandomStream rs) override;
+  void rand_normal(const TensorArg& dst, double mean, double std, RandomStream rs) override;
+  void cast(const TensorArg& src, const TensorArg& dst) override;
+
+  // Not implemented on the GPU yet (gpu_pending.cpp): they throw UnsupportedError and
+  // implements() says false for their ops.
+  void unary(Op op, double p0, double p1, const TensorArg& src, const TensorArg& dst) override;
+  void binary(Op op, const TensorArg& a, const TensorArg& b, const TensorArg& dst) override;
+  void where_cond(const TensorArg& cond, const TensorArg& t, const TensorArg& f, const TensorArg& dst) override;
+  void reduce(Op op, const TensorArg& src, int n_reduced, const TensorArg& dst) override;
+  void softmax(const TensorArg& src, const TensorArg& dst, bool log) override;
+  void rms_norm(const TensorArg& x, const TensorArg& weight, const TensorArg& dst, double eps) override;
+  void layer_norm(const TensorArg& x, const TensorArg& weight, const TensorArg& bias, const TensorArg& dst,
+                  double eps) override;
+  void cumsum(const TensorArg& src, const TensorArg& dst) override;
+  void sort(const TensorArg& src, const TensorArg& values, const TensorArg& indices, bool descending) override;
+  void index_select(const TensorArg& src, const TensorArg& ids, int dim, const TensorArg& dst) override;
+  void gather(const TensorArg& src, const TensorArg& ids, int dim, const TensorArg& dst) override;
+  void scatter(const TensorArg& dst, const TensorArg& ids, const TensorArg& src, int dim, bool add) override;
+  void index_add(const TensorArg& dst, const TensorArg& ids, const TensorArg& src, int dim) override;
+  void matmul(const TensorArg& a, const TensorArg& b, const TensorArg& dst) override;
+  void conv1d(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv1dParams& p) override;
+  void conv2d(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p) override;
+  void conv_transpose1d(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv1dParams& p) override;
+  void conv_transpose2d(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p) override;
+  void avg_pool2d(const TensorArg& x, const TensorArg& dst, const Pool2dParams& p) override;
+  void max_pool2d(const TensorArg& x, const TensorArg& dst, const Pool2dParams& p) override;
+  void upsample_nearest1d(const TensorArg& x, const TensorArg& dst) override;
+  void upsample_nearest2d(const TensorArg& x, const TensorArg& dst) override;
+  void upsample_bilinear2d(const TensorArg& x, const TensorArg& dst, bool align_corners) override;
+  void rope(const TensorArg& x, const TensorArg& cos, const TensorArg& sin, const TensorArg& dst,
+            bool interleaved) override;
+
+  int ordinal() const { return ordinal_; }
+  const gpu::DeviceProperties& properties() const { return props_; }
+
+ private:
+  // Makes this device current on the calling thread and describes a launch on its stream.
+  kern::LaunchCtx enter(const char* op) const;
+  std::string location() const;
+  [[noreturn]] void not_implemented(Op op, DType dtype) const;
+
+  int ordinal_;
+  gpu::DeviceProperties props_;
+  gpu::Stream stream_;
+  gpu::MemoryPool pool_;
+
+  std::mutex mu_;  // guards the statistics below
+  std::unordered_map<void*, int64_t> sizes_;
+  int64_t in_use_ = 0;
+  int64_t peak_ = 0;
+};
+
+// The provider src/backend/backend.cpp asks for devices (as wick::cuda_provider / rocm_provider).
+const GpuBackendProvider& provider();
+
+}  // namespace wick::WICK_GPU_NS

@@ -1,0 +1,78 @@
+// Backend methods the GPU does not implement yet. implements() is false for their ops, so the
+// front ends reject them before they get here (UnsupportedError naming op, dtype and device); these
+// bodies are the second line, for callers that reach the backend directly.
+#include "gpu/gpu_backend.h"
+
+namespace wick::WICK_GPU_NS {
+
+void GpuBackend::not_implemented(Op op, DType dtype) const {
+  throw UnsupportedError("[" + std::string(op_name(op)) + "] " + std::string(dtype_name(dtype)) +
+                         " is not implemented on " + location() + " yet");
+}
+
+void GpuBackend::unary(Op op, double, double, const TensorArg& src, const TensorArg&) {
+  not_implemented(op, src.dtype);
+}
+void GpuBackend::binary(Op op, const TensorArg& a, const TensorArg&, const TensorArg&) { not_implemented(op, a.dtype); }
+void GpuBackend::where_cond(const TensorArg&, const TensorArg& t, const TensorArg&, const TensorArg&) {
+  not_implemented(Op::WhereCond, t.dtype);
+}
+void GpuBackend::reduce(Op op, const TensorArg& src, int, const TensorArg&) { not_implemented(op, src.dtype); }
+void GpuBackend::softmax(const TensorArg& src, const TensorArg&, bool log) {
+  not_implemented(log ? Op::LogSoftmax : Op::Softmax, src.dtype);
+}
+void GpuBackend::rms_norm(const TensorArg& x, const TensorArg&, const TensorArg&, double) {
+  not_implemented(Op::RmsNorm, x.dtype);
+}
+void GpuBackend::layer_norm(const TensorArg& x, const TensorArg&, const TensorArg&, const TensorArg&, double) {
+  not_implemented(Op::LayerNorm, x.dtype);
+}
+void GpuBackend::cumsum(const TensorArg& src, const TensorArg&) { not_implemented(Op::Cumsum, src.dtype); }
+void GpuBackend::sort(const TensorArg& src, const TensorArg& values, const TensorArg&, bool) {
+  not_implemented(values.defined() ? Op::Sort : Op::Argsort, src.dtype);
+}
+void GpuBackend::index_select(const TensorArg& src, const TensorArg&, int, const TensorArg&) {
+  not_implemented(Op::IndexSelect, src.dtype);
+}
+void GpuBackend::gather(const TensorArg& src, const TensorArg&, int, const TensorArg&) {
+  not_implemented(Op::Gather, src.dtype);
+}
+void GpuBackend::scatter(const TensorArg& dst, const TensorArg&, const TensorArg&, int, bool add) {
+  not_implemented(add ? Op::ScatterAdd : Op::Scatter, dst.dtype);
+}
+void GpuBackend::index_add(const TensorArg& dst, const TensorArg&, const TensorArg&, int) {
+  not_implemented(Op::IndexAdd, dst.dtype);
+}
+void GpuBackend::matmul(const TensorArg& a, const TensorArg&, const TensorArg&) { not_implemented(Op::Matmul, a.dtype); }
+void GpuBackend::conv1d(const TensorArg& x, const TensorArg&, const TensorArg&, const Conv1dParams&) {
+  not_implemented(Op::Conv1d, x.dtype);
+}
+void GpuBackend::conv2d(const TensorArg& x, const TensorArg&, const TensorArg&, const Conv2dParams&) {
+  not_implemented(Op::Conv2d, x.dtype);
+}
+void GpuBackend::conv_transpose1d(const TensorArg& x, const TensorArg&, const TensorArg&, const Conv1dParams&) {
+  not_implemented(Op::ConvTranspose1d, x.dtype);
+}
+void GpuBackend::conv_transpose2d(const TensorArg& x, const TensorArg&, const TensorArg&, const Conv2dParams&) {
+  not_implemented(Op::ConvTranspose2d, x.dtype);
+}
+void GpuBackend::avg_pool2d(const TensorArg& x, const TensorArg&, const Pool2dParams&) {
+  not_implemented(Op::AvgPool2d, x.dtype);
+}
+void GpuBackend::max_pool2d(const TensorArg& x, const TensorArg&, const Pool2dParams&) {
+  not_implemented(Op::MaxPool2d, x.dtype);
+}
+void GpuBackend::upsample_nearest1d(const TensorArg& x, const TensorArg&) {
+  not_implemented(Op::UpsampleNearest1d, x.dtype);
+}
+void GpuBackend::upsample_nearest2d(const TensorArg& x, const TensorArg&) {
+  not_implemented(Op::UpsampleNearest2d, x.dtype);
+}
+void GpuBackend::upsample_bilinear2d(const TensorArg& x, const TensorArg&, bool) {
+  not_implemented(Op::UpsampleBilinear2d, x.dtype);
+}
+void GpuBackend::rope(const TensorArg& x, const TensorArg&, const TensorArg&, const TensorArg&, bool interleaved) {
+  not_implemented(interleaved ? Op::RopeI : Op::Rope, x.dtype);
+}
+
+}  // namespace wick::WICK_GPU_NS

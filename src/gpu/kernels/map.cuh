@@ -1,0 +1,115 @@
+// Host launcher of the strided elementwise framework: map<Out, In...>(ctx, f, dst, src...) runs
+// dst[i] = f(i, src0[i], ...) over dst's shape, each operand with its own layout (the sources have
+// dst's shape; broadcast inputs carry stride 0). See Note [GPU launch plans] in plan.h.
+// Included only by the kernel translation units (src/gpu/kernels/*.cu).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <tuple>
+#include <utility>
+
+#include "backend/backend.h"
+#include "gpu/kernels/launch.h"
+#include "gpu/kernels/strided.cuh"
+#include "gpu/runtime/runtime.h"
+
+namespace wick::WICK_GPU_NS::kern {
+
+// Enough blocks to fill the device a few times over; grid-stride loops cover the rest.
+inline unsigned grid_for(const LaunchCtx& ctx, int64_t work) {
+  const int64_t blocks = (work + kBlock - 1) / kBlock;
+  const int64_t cap = static_cast<int64_t>(std::max(ctx.multiprocessors, 1)) * 32;
+  return static_cast<unsigned>(std::max<int64_t>(1, std::min(blocks, cap)));
+}
+
+template <class Index, int N>
+Meta<Index, N> make_meta(const Plan<N>& p, int first) {
+  Meta<Index, N> m{};
+  m.rank = p.rank() - first;
+  for (int d = 0; d < m.rank; ++d) {
+    const int src = p.rank() - 1 - d;  // innermost first
+    m.shape[d] = static_cast<Index>(p.shape[src]);
+    for (int k = 0; k < N; ++k) m.stride[d][k] = static_cast<Index>(p.strides[src][k]);
+  }
+  return m;
+}
+
+template <class Index, class F, class Out, class... In>
+void launch_strided(const LaunchCtx& ctx, const F& f, const Plan<1 + sizeof...(In)>& p, int first, int64_t base,
+                    Out* out, const In*... in) {
+  constexpr int N = 1 + sizeof...(In);
+  const Meta<Index, N> m = make_meta<Index, N>(p, first);
+  int64_t n = 1;
+  for (int d = first; d < p.rank(); ++d) n *= p.shape[d];
+  map_strided_kernel<Index, F, Out, In...><<<grid_for(ctx, n), kBlock, 0, gpu::native_stream(ctx.stream)>>>(
+      f, m, static_cast<Index>(n), base, out, in...);
+  gpu::check_launch(ctx.op, ctx.device);
+}
+
+template <class T>
+bool aligned_to(const T* p, size_t bytes) {
+  return reinterpret_cast<uintptr_t>(p) % bytes == 0;
+}
+
+template <class T>
+using ArgOf = TensorArg;
+
+template <class Out, class... In, class F, size_t... K>
+void map_impl(const LaunchCtx& ctx, const F& f, const TensorArg& dst, std::index_sequence<K...>,
+              const ArgOf<In>&... src) {
+  constexpr int N = 1 + sizeof...(In);
+  if (dst.numel() == 0) return;
+  const Plan<N> p = make_plan<N>(dst.shape(), {&dst.layout.strides(), &src.layout.strides()...});
+  Out* const out = dst.template ptr<Out>();
+  const std::tuple<const In*...> in{src.template ptr<In>()...};
+
+  unsigned broadcast = 0;
+  if (p.flat(&broadcast)) {
+    constexpr int V = vec_width<Out, In...>();
+    // A misaligned operand (a narrowed view) takes the strided path instead of a second,
+    // unvectorised instantiation of the flat kernel.
+    const bool aligned = aligned_to(out, sizeof(Vec<Out, V>)) &&
+                         (((broadcast >> K) & 1u || aligned_to(std::get<K>(in), sizeof(Vec<In, V>))) && ...);
+    if (aligned) {
+      const int64_t n = p.numel;
+      map_flat_kernel<V, F, Out, In...><<<grid_for(ctx, (n + V - 1) / V), kBlock, 0, gpu::native_stream(ctx.stream)>>>(
+          f, n, int64_t{0}, broadcast, out, std::get<K>(in)...);
+      gpu::check_launch(ctx.op, ctx.device);
+      return;
+    }
+  }
+
+  if (p.rank() <= kMaxDims) {
+    if (p.fits_32bit())
+      launch_strided<uint32_t>(ctx, f, p, 0, 0, out, std::get<K>(in)...);
+    else
+      launch_strided<int64_t>(ctx, f, p, 0, 0, out, std::get<K>(in)...);
+    return;
+  }
+
+  // Too many dims for one Meta: one launch per index of the outer dims (Note [GPU launch plans]).
+  const int outer = p.rank() - kMaxDims;
+  int64_t inner_numel = 1;
+  for (int d = outer; d < p.rank(); ++d) inner_numel *= p.shape[d];
+  int64_t slices = 1;
+  for (int d = 0; d < outer; ++d) slices *= p.shape[d];
+  for (int64_t s = 0; s < slices; ++s) {
+    std::array<int64_t, N> off{};
+    int64_t r = s;
+    for (int d = outer - 1; d >= 0; --d) {
+      const int64_t idx = r % p.shape[d];
+      r /= p.shape[d];
+      for (int k = 0; k < N; ++k) off[k] += idx * p.strides[d][k];
+    }
+    launch_strided<int64_t>(ctx, f, p, outer, s * inner_numel, out + off[0], (std::get<K>(in) + off[K + 1])...);
+  }
+}
+
+template <class Out, class... In, class F>
+void map(const LaunchCtx& ctx, const F& f, const TensorArg& dst, const ArgOf<In>&... src) {
+  map_impl<Out, In...>(ctx, f, dst, std::index_sequence_for<In...>{}, src...);
+}
+
+}  // namespace wick::WICK_GPU_NS::kern

@@ -1,0 +1,102 @@
+// Host side of the strided elementwise framework: how a launch walks N operands that share a shape.
+//
+// Note [GPU launch plans]
+// The host decides the path once per call (DESIGN principle 3), never each thread:
+//  1. collapse: size-1 dims are dropped and neighbouring dims merged when every operand is
+//     contiguous across them (the CPU's rule, src/cpu/strided.h). Merging keeps row-major order,
+//     so the flat index of an element in the collapsed space is its flat index in the original
+//     shape; rand relies on that (Note [Random streams]).
+//  2. flat path: one dim left, the output has stride 1 and every input stride 1 or 0 (a scalar
+//     broadcast). Vectorised loads and stores, grid-stride loop, 64-bit counters.
+//  3. strided path: shape and strides (innermost first) go to the kernel by value in a Meta of
+//     kMaxDims dims; no metadata is copied to the device. Index math is 32-bit when the element
+//     count and every offset fit in int32, 64-bit otherwise.
+//  4. more than kMaxDims dims after collapsing: the host loops over the outermost dims and
+//     launches the 64-bit strided kernel once per slice of the innermost kMaxDims dims. Rare and
+//     slower, but never an error.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstdlib>
+#include <vector>
+
+#include "gpu/config.h"
+#include "wick/shape.h"
+
+namespace wick::WICK_GPU_NS::kern {
+
+inline constexpr int kMaxDims = 8;
+
+template <int N>
+struct Plan {
+  std::vector<int64_t> shape;                 // outermost first, at least one dim
+  std::vector<std::array<int64_t, N>> strides;  // per dim, per operand (0 = output)
+  int64_t numel = 1;
+  int rank() const { return static_cast<int>(shape.size()); }
+  // Whether every element offset reachable with dims [first, rank) and the count of those
+  // elements fit in int32 (and no stride is negative).
+  bool fits_32bit(int first = 0) const {
+    int64_t count = 1;
+    std::array<int64_t, N> max_off{};
+    for (int d = first; d < rank(); ++d) {
+      count *= shape[d];
+      for (int k = 0; k < N; ++k) {
+        if (strides[d][k] < 0) return false;
+        max_off[k] += (shape[d] - 1) * strides[d][k];
+      }
+    }
+    constexpr int64_t kLimit = INT32_MAX;
+    if (count > kLimit) return false;
+    for (int k = 0; k < N; ++k)
+      if (max_off[k] > kLimit) return false;
+    return true;
+  }
+  // Flat path (see the Note): bit k-1 of *broadcast is set when input k has stride 0.
+  bool flat(unsigned* broadcast) const {
+    if (rank() != 1 || strides[0][0] != 1) return false;
+    unsigned mask = 0;
+    for (int k = 1; k < N; ++k) {
+      if (strides[0][k] == 0 && shape[0] > 1) {
+        mask |= 1u << (k - 1);
+      } else if (strides[0][k] != 1 && shape[0] > 1) {
+        return false;
+      }
+    }
+    *broadcast = mask;
+    return true;
+  }
+};
+
+// strides[k] are operand k's strides over `shape`.
+template <int N>
+Plan<N> make_plan(const Shape& shape, const std::array<const Strides*, N>& strides) {
+  Plan<N> p;
+  p.numel = shape.numel();
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 1) continue;
+    std::array<int64_t, N> s;
+    for (int k = 0; k < N; ++k) s[k] = (*strides[k])[i];
+    if (!p.shape.empty()) {
+      bool merge = true;
+      for (int k = 0; k < N; ++k)
+        if (p.strides.back()[k] != s[k] * shape[i]) merge = false;
+      if (merge) {
+        p.shape.back() *= shape[i];
+        p.strides.back() = s;
+        continue;
+      }
+    }
+    p.shape.push_back(shape[i]);
+    p.strides.push_back(s);
+  }
+  if (p.shape.empty()) {  // a scalar, or only size-1 dims: one element
+    p.shape.push_back(1);
+    std::array<int64_t, N> s;
+    s.fill(1);
+    p.strides.push_back(s);
+  }
+  return p;
+}
+
+}  // namespace wick::WICK_GPU_NS::kern

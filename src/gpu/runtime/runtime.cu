@@ -1,0 +1,236 @@
+// The vendor shim's implementation: the only file that calls the CUDA / HIP runtime.
+#include <limits>
+#include <string>
+
+#include "gpu/runtime/runtime.h"
+#include "gpu/runtime/vendor.cuh"
+#include "wick/error.h"
+
+namespace wick::WICK_GPU_NS::gpu {
+
+namespace {
+
+using error_t = WICK_VENDOR(Error_t);
+constexpr error_t kSuccess = WICK_VENDOR(Success);
+#if defined(WICK_GPU_CUDA)
+constexpr error_t kOutOfMemory = cudaErrorMemoryAllocation;
+#else
+constexpr error_t kOutOfMemory = hipErrorOutOfMemory;
+#endif
+
+std::string where(int device) { return std::string(kBackendName) + ":" + std::to_string(device); }
+
+[[noreturn]] void raise(error_t e, const char* op, int device) {
+  std::string msg = std::string("[") + op + "] " + kBackendName + " error " + WICK_VENDOR(GetErrorName)(e) + ": " +
+                    WICK_VENDOR(GetErrorString)(e) + " (" + where(device) + ")";
+  if (e == kOutOfMemory) throw OutOfMemory(msg);
+  throw DeviceError(msg);
+}
+
+void check(error_t e, const char* op, int device) {
+  if (e != kSuccess) {
+    // Clear the thread's last-error state so that a later check_launch does not report this
+    // error again (sticky errors stay, and the runtime reports them on every call).
+    (void)WICK_VENDOR(GetLastError)();
+    raise(e, op, device);
+  }
+}
+
+WICK_VENDOR(MemcpyKind) native_kind(CopyKind k) {
+  switch (k) {
+    case CopyKind::HostToDevice:
+      return WICK_VENDOR(MemcpyHostToDevice);
+    case CopyKind::DeviceToHost:
+      return WICK_VENDOR(MemcpyDeviceToHost);
+    case CopyKind::DeviceToDevice:
+      break;
+  }
+  return WICK_VENDOR(MemcpyDeviceToDevice);
+}
+
+#if defined(WICK_GPU_ROCM)
+// "gfx90a:sramecc+:xnack-" -> "gfx90a"
+std::string strip_features(const char* arch) {
+  std::string s(arch);
+  const auto colon = s.find(':');
+  return colon == std::string::npos ? s : s.substr(0, colon);
+}
+#endif
+
+}  // namespace
+
+int device_count() noexcept {
+  int n = 0;
+  const error_t e = WICK_VENDOR(GetDeviceCount)(&n);
+  if (e != kSuccess) {
+    (void)WICK_VENDOR(GetLastError)();  // no driver or no device: not an error for wick
+    return 0;
+  }
+  return n;
+}
+
+DeviceProperties device_properties(int device) {
+#if defined(WICK_GPU_CUDA)
+  cudaDeviceProp p{};
+#else
+  hipDeviceProp_t p{};
+#endif
+  check(WICK_VENDOR(GetDeviceProperties)(&p, device), "device", device);
+  DeviceProperties out;
+  out.name = p.name;
+#if defined(WICK_GPU_CUDA)
+  out.architecture = "sm_" + std::to_string(p.major) + std::to_string(p.minor);
+  int pools = 0;
+  check(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device), "device", device);
+#else
+  out.architecture = strip_features(p.gcnArchName);
+  int pools = 0;
+  check(hipDeviceGetAttribute(&pools, hipDeviceAttributeMemoryPoolsSupported, device), "device", device);
+#endif
+  out.multiprocessors = p.multiProcessorCount;
+  out.warp_size = p.warpSize;
+  out.max_threads_per_block = p.maxThreadsPerBlock;
+  out.total_memory = static_cast<int64_t>(p.totalGlobalMem);
+  out.memory_pools = pools != 0;
+  return out;
+}
+
+void set_device(int device) { check(WICK_VENDOR(SetDevice)(device), "device", device); }
+
+void memory_info(int device, int64_t* free_bytes, int64_t* total_bytes) {
+  set_device(device);
+  size_t f = 0, t = 0;
+  check(WICK_VENDOR(MemGetInfo)(&f, &t), "device", device);
+  *free_bytes = static_cast<int64_t>(f);
+  *total_bytes = static_cast<int64_t>(t);
+}
+
+void check_launch(const char* op, int device) {
+  const error_t e = WICK_VENDOR(GetLastError)();
+  if (e != kSuccess) raise(e, op, device);
+}
+
+// ---- streams and events ----------------------------------------------------------------------
+
+Stream::Stream(int device) : device_(device) {
+  set_device(device);
+  native_stream_t s = nullptr;
+  check(WICK_VENDOR(StreamCreateWithFlags)(&s, WICK_VENDOR(StreamNonBlocking)), "stream", device);
+  handle_ = s;
+}
+
+Stream::~Stream() {
+  if (handle_) (void)WICK_VENDOR(StreamDestroy)(native_stream(handle_));
+}
+
+void Stream::synchronize(const char* op) const { check(WICK_VENDOR(StreamSynchronize)(native_stream(handle_)), op, device_); }
+
+Event::Event(int device) : device_(device) {
+  set_device(device);
+  WICK_VENDOR(Event_t) e = nullptr;
+  check(WICK_VENDOR(EventCreate)(&e), "event", device);
+  handle_ = e;
+}
+
+Event::~Event() {
+  if (handle_) (void)WICK_VENDOR(EventDestroy)(static_cast<WICK_VENDOR(Event_t)>(handle_));
+}
+
+void Event::record(const Stream& s) {
+  check(WICK_VENDOR(EventRecord)(static_cast<WICK_VENDOR(Event_t)>(handle_), native_stream(s.native())), "event", device_);
+}
+
+void Event::synchronize() const {
+  check(WICK_VENDOR(EventSynchronize)(static_cast<WICK_VENDOR(Event_t)>(handle_)), "event", device_);
+}
+
+float Event::elapsed_ms(const Event& start) const {
+  float ms = 0;
+  check(WICK_VENDOR(EventElapsedTime)(&ms, static_cast<WICK_VENDOR(Event_t)>(start.handle_),
+                                      static_cast<WICK_VENDOR(Event_t)>(handle_)),
+        "event", device_);
+  return ms;
+}
+
+// ---- memory ----------------------------------------------------------------------------------
+
+MemoryPool::MemoryPool(int device) : device_(device) {
+  if (!device_properties(device).memory_pools) return;  // synchronous fallback
+  set_device(device);
+  WICK_VENDOR(MemPoolProps) props{};
+  props.allocType = WICK_VENDOR(MemAllocationTypePinned);
+  props.handleTypes = WICK_VENDOR(MemHandleTypeNone);
+  props.location.type = WICK_VENDOR(MemLocationTypeDevice);
+  props.location.id = device;
+  WICK_VENDOR(MemPool_t) pool = nullptr;
+  check(WICK_VENDOR(MemPoolCreate)(&pool, &props), "alloc", device);
+  // Keep freed memory in the pool: without a threshold the pool gives memory back to the driver
+  // at every synchronisation, and the next allocation pays for mapping it again.
+  uint64_t threshold = std::numeric_limits<uint64_t>::max();
+  check(WICK_VENDOR(MemPoolSetAttribute)(pool, WICK_VENDOR(MemPoolAttrReleaseThreshold), &threshold), "alloc",
+        device);
+  pool_ = pool;
+}
+
+MemoryPool::~MemoryPool() {
+  if (pool_) (void)WICK_VENDOR(MemPoolDestroy)(static_cast<WICK_VENDOR(MemPool_t)>(pool_));
+}
+
+void* MemoryPool::allocate(int64_t nbytes, const Stream& s) {
+  void* p = nullptr;
+  const size_t n = static_cast<size_t>(nbytes);
+  const error_t e = pool_ ? WICK_VENDOR(MallocFromPoolAsync)(&p, n, static_cast<WICK_VENDOR(MemPool_t)>(pool_),
+                                                             native_stream(s.native()))
+                          : WICK_VENDOR(Malloc)(&p, n);
+  if (e == kOutOfMemory) {
+    (void)WICK_VENDOR(GetLastError)();  // not sticky: clear it so the device stays usable
+    return nullptr;
+  }
+  check(e, "alloc", device_);
+  return p;
+}
+
+void MemoryPool::deallocate(void* p, const Stream& s) noexcept {
+  if (!p) return;
+  // Errors are dropped: this runs from Storage destructors, also after the runtime has begun
+  // unloading at process exit, when there is nothing useful left to do with them.
+  const error_t e = pool_ ? WICK_VENDOR(FreeAsync)(p, native_stream(s.native())) : WICK_VENDOR(Free)(p);
+  if (e != kSuccess) (void)WICK_VENDOR(GetLastError)();
+}
+
+int64_t MemoryPool::reserved() const {
+  if (!pool_) return 0;
+  uint64_t v = 0;
+  check(WICK_VENDOR(MemPoolGetAttribute)(static_cast<WICK_VENDOR(MemPool_t)>(pool_),
+                                         WICK_VENDOR(MemPoolAttrReservedMemCurrent), &v),
+        "memory_stats", device_);
+  return static_cast<int64_t>(v);
+}
+
+int64_t MemoryPool::used() const {
+  if (!pool_) return 0;
+  uint64_t v = 0;
+  check(WICK_VENDOR(MemPoolGetAttribute)(static_cast<WICK_VENDOR(MemPool_t)>(pool_),
+                                         WICK_VENDOR(MemPoolAttrUsedMemCurrent), &v),
+        "memory_stats", device_);
+  return static_cast<int64_t>(v);
+}
+
+void MemoryPool::trim(int64_t keep) {
+  if (!pool_) return;
+  check(WICK_VENDOR(MemPoolTrimTo)(static_cast<WICK_VENDOR(MemPool_t)>(pool_), static_cast<size_t>(keep)),
+        "empty_cache", device_);
+}
+
+void memcpy_async(void* dst, const void* src, int64_t nbytes, CopyKind kind, const Stream& s) {
+  if (nbytes <= 0) return;
+  check(WICK_VENDOR(MemcpyAsync)(dst, src, static_cast<size_t>(nbytes), native_kind(kind), native_stream(s.native())),
+        "copy", s.device());
+}
+
+void memcpy_sync(void* dst, const void* src, int64_t nbytes, CopyKind kind, const Stream& s) {
+  memcpy_async(dst, src, nbytes, kind, s);
+  s.synchronize("copy");
+}
+
+}  // namespace wick::WICK_GPU_NS::gpu

@@ -1,0 +1,106 @@
+// The vendor shim: the CUDA / HIP runtime under wick's own names.
+//
+// This header names no vendor type, so host code of the backend (src/gpu/*.cpp) includes it without
+// pulling in cuda_runtime.h or hip_runtime.h. Native handles travel as void* and are converted back
+// only in src/gpu/runtime (runtime.cu, and vendor.cuh for kernel launches).
+//
+// Errors become wick exceptions: out of memory -> wick::OutOfMemory (the allocator reports it as a
+// null pointer first, so the caller can trim caches, retry and word the message); everything else
+// -> wick::DeviceError "[op] cuda error cudaErrorX: text (cuda:0)".
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "gpu/config.h"
+
+namespace wick::WICK_GPU_NS::gpu {
+
+// Number of devices; 0 when there is no driver or no device (never throws).
+int device_count() noexcept;
+
+struct DeviceProperties {
+  std::string name;          // "NVIDIA H100 80GB HBM3", "AMD Instinct MI250X"
+  std::string architecture;  // "sm_90", "gfx90a" (target features such as ":sramecc+" dropped)
+  int multiprocessors = 0;   // SMs / CUs
+  int warp_size = 0;         // 32 on NVIDIA and RDNA, 64 on GCN / CDNA
+  int max_threads_per_block = 0;
+  int64_t total_memory = 0;
+  bool memory_pools = false;  // stream-ordered allocation supported
+};
+DeviceProperties device_properties(int device);
+
+// Makes `device` current for the calling thread (every backend entry point does this first).
+void set_device(int device);
+// Free and total memory of `device` as the driver sees it.
+void memory_info(int device, int64_t* free_bytes, int64_t* total_bytes);
+
+// Throws the error of the last kernel launch on this thread, if there was one. Launches are
+// asynchronous; faults during execution surface at the next synchronisation.
+void check_launch(const char* op, int device);
+
+class Stream {
+ public:
+  explicit Stream(int device);  // a non-blocking stream on `device`
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  void* native() const { return handle_; }
+  int device() const { return device_; }
+  // Waits for everything queued so far; throws DeviceError for a fault in that work.
+  void synchronize(const char* op = "synchronize") const;
+
+ private:
+  void* handle_ = nullptr;
+  int device_ = 0;
+};
+
+class Event {
+ public:
+  explicit Event(int device);
+  ~Event();
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  void record(const Stream& s);
+  void synchronize() const;
+  // Milliseconds between `start` (recorded earlier) and this event; both must have completed.
+  float elapsed_ms(const Event& start) const;
+
+ private:
+  void* handle_ = nullptr;
+  int device_ = 0;
+};
+
+// Stream-ordered allocation from a pool owned by wick, one per device. Freed blocks return to the
+// pool (release threshold: unlimited), so steady-state allocation costs no driver call and no
+// synchronisation. Devices without memory pools fall back to the synchronous allocator.
+class MemoryPool {
+ public:
+  explicit MemoryPool(int device);
+  ~MemoryPool();
+  MemoryPool(const MemoryPool&) = delete;
+  MemoryPool& operator=(const MemoryPool&) = delete;
+  // nullptr when the device is out of memory (the runtime's error state is cleared, the device
+  // stays usable); throws DeviceError for other failures.
+  void* allocate(int64_t nbytes, const Stream& s);
+  // Never throws (it runs from destructors, possibly during process exit).
+  void deallocate(void* p, const Stream& s) noexcept;
+  // Bytes the pool holds from the driver, and bytes of it handed out.
+  int64_t reserved() const;
+  int64_t used() const;
+  // Returns cached memory to the driver, keeping at most `keep` bytes. Call after synchronising.
+  void trim(int64_t keep);
+  bool stream_ordered() const { return pool_ != nullptr; }
+
+ private:
+  void* pool_ = nullptr;  // null: synchronous fallback
+  int device_ = 0;
+};
+
+enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice };
+// Queues a copy on `s`. Host memory may be pageable.
+void memcpy_async(void* dst, const void* src, int64_t nbytes, CopyKind kind, const Stream& s);
+// Copies and waits until the copy has finished (the host buffer may be reused on return).
+void memcpy_sync(void* dst, const void* src, int64_t nbytes, CopyKind kind, const Stream& s);
+
+}  // namespace wick::WICK_GPU_NS::gpu

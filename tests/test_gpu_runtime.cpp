@@ -1,0 +1,268 @@
+// GPU-specific behaviour: device properties, the allocator and its statistics, out-of-memory
+// recovery, bit-identical random numbers, and the strided launch paths (compared with the CPU).
+// Every test skips when no GPU is present (this machine and CI); scripts/gpu-check.sh runs them on
+// the lent H100.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "wick/memory.h"
+#include "wick/ops.h"
+#include "wick/tensor.h"
+
+namespace {
+
+using wick::Device;
+using wick::DType;
+using wick::Shape;
+using wick::Tensor;
+
+std::vector<Device> gpus() {
+  std::vector<Device> out;
+  for (const Device& d : wick::available_devices())
+    if (d.is_gpu()) out.push_back(d);
+  return out;
+}
+
+#define WICK_REQUIRE_GPU(var)                                                                  \
+  const std::vector<Device> var = gpus();                                                      \
+  if (var.empty()) GTEST_SKIP() << "no GPU present (or wick built without WICK_CUDA / WICK_ROCM)"
+
+std::vector<unsigned char> bytes_of(const Tensor& t) {
+  std::vector<unsigned char> b(static_cast<size_t>(t.numel() * wick::dtype_size(t.dtype())));
+  t.to_host(b.data(), static_cast<int64_t>(b.size()));
+  return b;
+}
+
+// Same values on the CPU and on `d`: doubles in [-300, 300) with a few special values, as `dtype`.
+std::pair<Tensor, Tensor> sample(const Shape& shape, DType dtype, const Device& d) {
+  Tensor cpu = Tensor::rand_uniform(shape, DType::F64, -300, 300);
+  std::vector<double> v = cpu.to_vector<double>();
+  const double special[] = {0.0, -0.0, 0.5, -1.5, 2.5, 255.5, 448.0, 1e9, -1e9, 65504.0};
+  for (size_t i = 0; i < v.size() && i < std::size(special); ++i) v[i * 7 % v.size()] = special[i];
+  cpu = Tensor::from_vector(v, shape).to_dtype(dtype);
+  return {cpu, cpu.to(d)};
+}
+
+TEST(GpuRuntime, DeviceInfo) {
+  WICK_REQUIRE_GPU(devs);
+  for (const Device& d : devs) {
+    const wick::DeviceInfo i = d.info();
+    EXPECT_FALSE(i.name.empty());
+    EXPECT_TRUE(i.architecture.rfind("sm_", 0) == 0 || i.architecture.rfind("gfx", 0) == 0) << i.architecture;
+    EXPECT_TRUE(i.warp_size == 32 || i.warp_size == 64) << i.warp_size;
+    EXPECT_GT(i.multiprocessors, 0);
+    EXPECT_GT(i.total_memory, 0);
+    EXPECT_GT(i.free_memory, 0);
+    EXPECT_LE(i.free_memory, i.total_memory);
+  }
+}
+
+TEST(GpuRuntime, ImplementsMatchesTheGroundwork) {
+  WICK_REQUIRE_GPU(devs);
+  for (const Device& d : devs) {
+    for (DType t : wick::kAllDTypes) {
+      EXPECT_TRUE(wick::supports(wick::Op::ConstSet, t, d));
+      EXPECT_TRUE(wick::supports(wick::Op::ToDType, t, d));
+      EXPECT_TRUE(wick::supports(wick::Op::Arange, t, d));
+      EXPECT_EQ(wick::supports(wick::Op::RandUniform, t, d), wick::is_float(t));
+    }
+  }
+}
+
+TEST(GpuRuntime, MemoryStats) {
+  WICK_REQUIRE_GPU(devs);
+  for (const Device& d : devs) {
+    d.synchronize();
+    const wick::MemoryStats s0 = wick::memory_stats(d);
+    constexpr int64_t kBytes = int64_t{64} << 20;
+    {
+      Tensor t = Tensor::empty({kBytes / 4}, DType::F32, d);
+      const wick::MemoryStats s1 = wick::memory_stats(d);
+      EXPECT_EQ(s1.in_use, s0.in_use + kBytes);
+      EXPECT_EQ(s1.allocations, s0.allocations + 1);
+      EXPECT_GE(s1.peak, s1.in_use);
+      EXPECT_GE(s1.reserved, s1.in_use);
+    }
+    d.synchronize();
+    const wick::MemoryStats s2 = wick::memory_stats(d);
+    EXPECT_EQ(s2.in_use, s0.in_use);
+    EXPECT_GE(s2.peak, s0.in_use + kBytes);
+    EXPECT_GE(s2.reserved, kBytes) << "freed blocks should stay cached in the pool";
+    wick::reset_peak_memory(d);
+    EXPECT_EQ(wick::memory_stats(d).peak, s2.in_use);
+    wick::empty_cache(d);
+    EXPECT_LT(wick::memory_stats(d).reserved, s2.reserved);
+  }
+}
+
+TEST(GpuRuntime, OutOfMemoryIsTypedAndTheDeviceRecovers) {
+  WICK_REQUIRE_GPU(devs);
+  for (const Device& d : devs) {
+    const wick::DeviceInfo info = d.info();
+    // More than the device has (refused before asking the driver), and more than is free but
+    // less than the total (the driver's out-of-memory error, after trimming the pool).
+    for (const int64_t too_much : {info.total_memory * 2, info.free_memory + (info.total_memory - info.free_memory) / 2}) {
+      Tensor keep = Tensor::full({1 << 20}, 1.0, DType::F32, d);  // cached blocks must not hide the error
+      try {
+        Tensor t = Tensor::empty({too_much}, DType::U8, d);
+        ADD_FAILURE() << "allocating " << too_much << " bytes did not throw";
+      } catch (const wick::OutOfMemory& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("[alloc]"), std::string::npos) << msg;
+        EXPECT_NE(msg.find(d.location()), std::string::npos) << msg;
+        EXPECT_NE(msg.find(std::to_string(too_much)), std::string::npos) << msg;
+      }
+      // The device is still usable, and so are tensors made before.
+      Tensor t = Tensor::full({1000}, 3.0, DType::F32, d);
+      for (float x : t.to_vector<float>()) ASSERT_EQ(x, 3.0f);
+      EXPECT_EQ(keep.narrow(0, 12345, 1).to_vector<float>(), std::vector<float>{1.0f});
+    }
+  }
+}
+
+TEST(GpuRuntime, RandUniformBitsMatchTheCpu) {
+  WICK_REQUIRE_GPU(devs);
+  for (const Device& d : devs) {
+    for (DType t : {DType::F32, DType::F64, DType::BF16, DType::F16, DType::F8E4M3}) {
+      for (int64_t n : {int64_t{1}, int64_t{7}, int64_t{4099}, int64_t{1} << 20}) {
+        d.set_seed(1234);
+        Device::cpu().set_seed(1234);
+        // Two calls, so that the counters are compared as well as the first stream.
+        for (int call = 0; call < 2; ++call) {
+          const Tensor g = Tensor::rand_uniform({n}, t, -2.0, 5.0, d);
+          const Tensor c = Tensor::rand_uniform({n}, t, -2.0, 5.0);
+          EXPECT_EQ(bytes_of(g), bytes_of(c)) << wick::dtype_name(t) << " n=" << n << " call " << call;
+        }
+      }
+    }
+  }
+}
+
+TEST(GpuRuntime, RandNormalMatchesTheCpu) {
+  WICK_REQUIRE_GPU(devs);
+  for (const Device& d : devs) {
+    d.set_seed(99);
+    Device::cpu().set_seed(99);
+    // Device logf/sinf/cosf may differ from the host's by an ulp or two, so not bit for bit.
+    const std::vector<float> g = Tensor::rand_normal({10001}, DType::F32, 1.0, 2.0, d).to_vector<float>();
+    const std::vector<float> c = Tensor::rand_normal({10001}, DType::F32, 1.0, 2.0).to_vector<float>();
+    ASSERT_EQ(g.size(), c.size());
+    for (size_t i = 0; i < g.size(); ++i) ASSERT_NEAR(g[i], c[i], 1e-4 * (1 + std::abs(c[i]))) << i;
+  }
+}
+
+TEST(GpuRuntime, ArangeMatchesTheCpu) {
+  WICK_REQUIRE_GPU(devs);
+  for (const Device& d : devs)
+    for (DType t : wick::kAllDTypes) {
+      EXPECT_EQ(bytes_of(Tensor::arange(-3, 1000, 1, t, d)), bytes_of(Tensor::arange(-3, 1000, 1, t)))
+          << wick::dtype_name(t);
+      EXPECT_EQ(bytes_of(Tensor::arange(0.1, 77.7, 0.3, t, d)), bytes_of(Tensor::arange(0.1, 77.7, 0.3, t)))
+          << wick::dtype_name(t);
+    }
+}
+
+// Every dtype pair, through a transposed and narrowed view (the strided path), bit for bit.
+TEST(GpuRuntime, CastStridedMatchesTheCpu) {
+  WICK_REQUIRE_GPU(devs);
+  for (const Device& d : devs)
+    for (DType from : wick::kAllDTypes) {
+      auto [c, g] = sample({6, 5, 33}, from, d);
+      const Tensor cv = c.transpose(0, 2).narrow(1, 1, 3);
+      const Tensor gv = g.transpose(0, 2).narrow(1, 1, 3);
+      for (DType to : wick::kAllDTypes) {
+        EXPECT_EQ(bytes_of(gv.to_dtype(to)), bytes_of(cv.to_dtype(to)))
+            << wick::dtype_name(from) << " -> " << wick::dtype_name(to);
+        // Contiguous (the vectorised path), and a broadcast input.
+        EXPECT_EQ(bytes_of(g.to_dtype(to)), bytes_of(c.to_dtype(to)))
+            << wick::dtype_name(from) << " -> " << wick::dtype_name(to);
+        Tensor cb = Tensor::zeros({4, 6, 5, 33}, to);
+        Tensor gb = Tensor::zeros({4, 6, 5, 33}, to, d);
+        cb.copy_from(c);
+        gb.copy_from(g);
+        EXPECT_EQ(bytes_of(gb), bytes_of(cb)) << "broadcast " << wick::dtype_name(from) << " -> " << wick::dtype_name(to);
+      }
+    }
+}
+
+// A one-element source broadcast over the destination: the flat path with a stride-0 input.
+TEST(GpuRuntime, ScalarBroadcastCopy) {
+  WICK_REQUIRE_GPU(devs);
+  for (const Device& d : devs)
+    for (DType t : wick::kAllDTypes) {
+      auto [c, g] = sample({1}, DType::F64, d);
+      Tensor cd = Tensor::zeros({1001}, t);
+      Tensor gd = Tensor::zeros({1001}, t, d);
+      cd.copy_from(c);
+      gd.copy_from(g);
+      EXPECT_EQ(bytes_of(gd), bytes_of(cd)) << wick::dtype_name(t);
+    }
+}
+
+TEST(GpuRuntime, ConstSetOnViewsTouchesOnlyTheView) {
+  WICK_REQUIRE_GPU(devs);
+  for (const Device& d : devs)
+    for (DType t : wick::kAllDTypes) {
+      Tensor c = Tensor::zeros({7, 9, 11}, t);
+      Tensor g = Tensor::zeros({7, 9, 11}, t, d);
+      Tensor cv = c.permute({2, 0, 1}).narrow(0, 2, 5).narrow(2, 1, 7);
+      Tensor gv = g.permute({2, 0, 1}).narrow(0, 2, 5).narrow(2, 1, 7);
+      cv.const_set(wick::Scalar(-2.75));
+      gv.const_set(wick::Scalar(-2.75));
+      EXPECT_EQ(bytes_of(g), bytes_of(c)) << wick::dtype_name(t);
+      Tensor ce = c.narrow(1, 3, 1);  // a view with a size-1 dim and an offset
+      Tensor ge = g.narrow(1, 3, 1);
+      ce.const_set(wick::Scalar(int64_t{123456789}));
+      ge.const_set(wick::Scalar(int64_t{123456789}));
+      EXPECT_EQ(bytes_of(g), bytes_of(c)) << wick::dtype_name(t);
+    }
+}
+
+// Ten dims that do not merge: more than a launch's fixed capacity (kMaxDims = 8).
+TEST(GpuRuntime, HighRankStridedCopy) {
+  WICK_REQUIRE_GPU(devs);
+  Shape shape;
+  wick::Dims reverse;
+  for (int i = 0; i < 10; ++i) {
+    shape.push_back(i % 2 ? 3 : 2);
+    reverse.push_back(9 - i);
+  }
+  for (const Device& d : devs) {
+    auto [c, g] = sample(shape, DType::F32, d);
+    EXPECT_EQ(bytes_of(g.permute(reverse).contiguous()), bytes_of(c.permute(reverse).contiguous()));
+    EXPECT_EQ(bytes_of(g.permute(reverse).to_dtype(DType::BF16)), bytes_of(c.permute(reverse).to_dtype(DType::BF16)));
+  }
+}
+
+// More than 2^31 elements: the 64-bit index paths.
+TEST(GpuRuntime, LargeTensorUses64BitIndices) {
+  WICK_REQUIRE_GPU(devs);
+  const int64_t n = (int64_t{1} << 31) + 64;
+  for (const Device& d : devs) {
+    if (d.info().free_memory < 4 * n) GTEST_SKIP() << "needs " << 4 * n << " bytes free on " << d.location();
+    Tensor big = Tensor::zeros({n}, DType::U8, d);
+    big.narrow(0, 1, n - 2).const_set(7);  // misaligned start: the strided kernel, 64-bit
+    const std::vector<uint8_t> tail = big.narrow(0, n - 4, 4).to_vector<uint8_t>();
+    EXPECT_EQ(tail, (std::vector<uint8_t>{7, 7, 7, 0}));
+    EXPECT_EQ(big.narrow(0, 0, 2).to_vector<uint8_t>(), (std::vector<uint8_t>{0, 7}));
+    const Tensor half = big.reshape({2, n / 2}).narrow(1, 0, n / 2 - 1).to_dtype(DType::F16);  // 64-bit strided cast
+    EXPECT_EQ(half.narrow(1, n / 2 - 3, 2).to_dtype(DType::F32).to_vector<float>(),
+              (std::vector<float>{7, 7, 7, 7}));
+  }
+}
+
+TEST(GpuRuntime, TransfersBetweenDevices) {
+  WICK_REQUIRE_GPU(devs);
+  for (const Device& d : devs) {
+    auto [c, g] = sample({3, 1000}, DType::F64, d);
+    EXPECT_EQ(bytes_of(g), bytes_of(c));
+    EXPECT_EQ(bytes_of(g.t().contiguous()), bytes_of(c.t().contiguous()));
+    for (const Device& e : devs) EXPECT_EQ(bytes_of(g.to(e)), bytes_of(c));
+  }
+}
+
+}  // namespace
