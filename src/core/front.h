@@ -9,7 +9,13 @@
 namespace wick::front {
 
 inline Backend& backend(const Tensor& t) { return backend_for(t.device()); }
-inline std::string op_tag(Op op) { return "[" + std::string(op_name(op)) + "] "; }
+// Built by appending: `"[" + std::string(...)` trips a g++ 12 -Wrestrict false positive under -O3.
+inline std::string op_tag(Op op) {
+  std::string s(1, '[');
+  s += op_name(op);
+  s += "] ";
+  return s;
+}
 
 // Throws unless t is defined.
 void check_defined(Op op, const Tensor& t, const char* what = "input");
