@@ -114,7 +114,8 @@ void CpuBackend::rand_uniform(const TensorArg& dst, double lo, double up, Random
           out[i] = philox::uniform_f64(rs.seed, rs.counter, static_cast<uint64_t>(i), lo, up - lo);
         } else {
           out[i] = convert<T>(philox::uniform_f32(rs.seed, rs.counter, static_cast<uint64_t>(i),
-                                                  static_cast<float>(lo), static_cast<float>(up - lo)));
+                                                  static_cast<float>(lo), static_cast<float>(up - lo),
+                                                  static_cast<float>(up)));
         }
       }
     });
