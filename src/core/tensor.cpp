@@ -45,8 +45,9 @@ int64_t checked_nbytes(Op op, const Shape& shape, DType dtype) {
 }  // namespace
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, const Device& device) {
+  const int64_t nbytes = checked_nbytes(Op::AllocUninit, shape, dtype);  // before Layout checks the shape
   Backend& b = backend_for(device);
-  return Tensor(b.alloc(checked_nbytes(Op::AllocUninit, shape, dtype)), Layout(shape), dtype, device);
+  return Tensor(b.alloc(nbytes), Layout(shape), dtype, device);
 }
 
 Tensor Tensor::full(const Shape& shape, Scalar value, DType dtype, const Device& device) {
