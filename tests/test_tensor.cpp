@@ -46,6 +46,11 @@ TEST_P(Creation, ShapesAndValues) {
   const double big = 0x1p60;
   const auto a = Tensor::arange(big, big + 3 * 1024, 1024, DType::I64, d).to_vector<int64_t>();
   EXPECT_EQ(a, (std::vector<int64_t>{int64_t{1} << 60, (int64_t{1} << 60) + 1024, (int64_t{1} << 60) + 2048}));
+  EXPECT_EQ(Tensor::arange(253, 258, 1, DType::U8, d).to_vector<uint8_t>(), (std::vector<uint8_t>{253, 254, 255, 255, 255}));
+  EXPECT_EQ(Tensor::arange(1, -2, -1, DType::U32, d).to_vector<uint32_t>(), (std::vector<uint32_t>{1, 0, 0}));
+  // Integral arguments far outside int64 go through f64 and saturate.
+  EXPECT_EQ(Tensor::arange(1e30, 3e30, 1e30, DType::I64, d).to_vector<int64_t>(), (std::vector<int64_t>{INT64_MAX, INT64_MAX}));
+  EXPECT_EQ(Tensor::arange(-1e19, -0.5e19, 1e19, DType::I64, d).to_vector<int64_t>(), (std::vector<int64_t>{INT64_MIN}));
   const std::vector<double> v{1.5, -2, 3};
   const Tensor h = Tensor::from_vector(v, {3, 1}, d);
   EXPECT_EQ(h.shape(), (Shape{3, 1}));
