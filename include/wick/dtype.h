@@ -82,22 +82,6 @@ inline constexpr bool is_float_v = is_reduced_float_v<T> || std::is_floating_poi
 template <class T>
 using compute_t = std::conditional_t<is_reduced_float_v<T>, float, T>;
 
-namespace detail {
-// f64 -> f32 rounding to odd: truncate, then set the lowest bit when the result is inexact.
-// Rounding to odd first and then to nearest even into a format with at least two fewer mantissa
-// bits gives the correctly rounded result, so f64 -> bf16/f16/f8 rounds once, not twice.
-WICK_HOST_DEVICE inline float f64_to_f32_round_odd(double d) {
-  float f = static_cast<float>(d);
-  if (!(d == d)) return f;
-  uint32_t u = f32_bits(f);
-  const double back = static_cast<double>(f);
-  const bool away = (d >= 0) ? (back > d) : (back < d);
-  if (away) u -= 1;  // one step toward zero (|f| > 0 here, so no underflow of the bits)
-  if (static_cast<double>(f32_from_bits(u)) != d) u |= 1u;
-  return f32_from_bits(u);
-}
-}  // namespace detail
-
 // Conversion between any two element types, through the compute type.
 template <class To, class From>
 WICK_HOST_DEVICE inline To convert(From v) {
@@ -109,6 +93,11 @@ WICK_HOST_DEVICE inline To convert(From v) {
     if constexpr (std::is_same_v<From, double>) {
       // Round once, from f64: going through f32 first would round twice.
       return To(detail::f64_to_f32_round_odd(v));
+    } else if constexpr (std::is_integral_v<From> && std::is_signed_v<From>) {
+      // Integers wider than 24 bits do not fit f32 either: round to odd there too.
+      return To(detail::i64_to_f32_round_odd(static_cast<int64_t>(v)));
+    } else if constexpr (std::is_integral_v<From>) {
+      return To(detail::u64_to_f32_round_odd(static_cast<uint64_t>(v)));
     } else {
       return To(static_cast<float>(v));
     }
@@ -131,7 +120,9 @@ WICK_HOST_DEVICE inline To convert(From v) {
 namespace wick {
 
 // A value to fill with: kept as an integer when given as one, so that every i64 / u32 value is
-// exact, and as a double otherwise.
+// exact, and as a double otherwise. Converting to an integer type saturates at the type's range
+// (like float -> int conversion: full(u8, 300) is 255, full(u32, -1) is 0); converting to a float
+// type rounds once.
 struct Scalar {
   double f = 0;
   int64_t i = 0;
@@ -145,9 +136,17 @@ struct Scalar {
   template <class T>
   T as() const {
     if constexpr (std::is_integral_v<T>) {
-      return is_int ? static_cast<T>(i) : convert<T>(f);
+      if (!is_int) return convert<T>(f);
+      if constexpr (std::is_signed_v<T>) {
+        if (i < static_cast<int64_t>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+      } else {
+        if (i < 0) return T(0);
+      }
+      if (i > 0 && static_cast<uint64_t>(i) > static_cast<uint64_t>(std::numeric_limits<T>::max()))
+        return std::numeric_limits<T>::max();
+      return static_cast<T>(i);
     } else {
-      return convert<T>(is_int ? static_cast<double>(i) : f);
+      return is_int ? convert<T>(i) : convert<T>(f);
     }
   }
 };

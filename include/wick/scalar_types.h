@@ -1,6 +1,7 @@
 // Host (and device) scalar types for the 16- and 8-bit floats: bf16, f16 and f8e4m3.
 //
-// Each is a struct holding the raw bits. Conversions go through f32 and round to nearest even;
+// Each is a struct holding the raw bits. Conversions round to nearest even, once (from f64 through
+// an f32 rounded to odd, which cannot cause a second rounding);
 // NaN, infinities and subnormals follow the hardware formats:
 //   f16     IEEE binary16: 1 sign, 5 exponent (bias 15), 10 mantissa bits; inf and NaN.
 //   bf16    the top 16 bits of an IEEE binary32: 1 sign, 8 exponent, 7 mantissa bits; inf and NaN.
@@ -83,6 +84,40 @@ WICK_HOST_DEVICE inline uint32_t round_f32_to_narrow(uint32_t u, int man, int bi
   return bits;
 }
 
+// f64 -> f32 rounding to odd: truncate, then set the lowest bit when the result is inexact.
+// Rounding to odd first and then to nearest even into a format with at least two fewer mantissa
+// bits gives the correctly rounded result, so f64 -> bf16/f16/f8 rounds once, not twice.
+WICK_HOST_DEVICE inline float f64_to_f32_round_odd(double d) {
+  float f = static_cast<float>(d);
+  if (!(d == d)) return f;
+  uint32_t u = f32_bits(f);
+  const double back = static_cast<double>(f);
+  const bool away = (d >= 0) ? (back > d) : (back < d);
+  if (away) u -= 1;  // one step toward zero (|f| > 0 here, so no underflow of the bits)
+  if (static_cast<double>(f32_from_bits(u)) != d) u |= 1u;
+  return f32_from_bits(u);
+}
+
+// An integer magnitude -> f32 rounded to odd (24 significant bits, the dropped bits folded into the
+// lowest kept one), for the same reason: int64 -> bf16 must not round twice through f32.
+WICK_HOST_DEVICE inline float u64_to_f32_round_odd(uint64_t m) {
+  int width = 0;
+  for (uint64_t t = m; t; t >>= 1) ++width;
+  if (width <= 24) return static_cast<float>(m);  // exact
+  const int drop = width - 24;
+  uint64_t kept = m >> drop;
+  if (m & ((uint64_t{1} << drop) - 1)) kept |= 1u;
+  // kept < 2^24 and is exact in f32; scaling by a power of two is exact too.
+  float f = static_cast<float>(kept);
+  for (int i = 0; i < drop; ++i) f *= 2.0f;
+  return f;
+}
+WICK_HOST_DEVICE inline float i64_to_f32_round_odd(int64_t v) {
+  const uint64_t m = v < 0 ? uint64_t{0} - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  const float f = u64_to_f32_round_odd(m);
+  return v < 0 ? -f : f;
+}
+
 }  // namespace detail
 
 struct f16 {
@@ -94,7 +129,7 @@ struct f16 {
     return h;
   }
   WICK_HOST_DEVICE explicit f16(float f) : bits(from_f32(f)) {}
-  WICK_HOST_DEVICE explicit f16(double d) : bits(from_f32(static_cast<float>(d))) {}
+  WICK_HOST_DEVICE explicit f16(double d) : bits(from_f32(detail::f64_to_f32_round_odd(d))) {}
   WICK_HOST_DEVICE explicit operator float() const { return to_f32(bits); }
   WICK_HOST_DEVICE explicit operator double() const { return to_f32(bits); }
 
@@ -131,7 +166,7 @@ struct bf16 {
     return h;
   }
   WICK_HOST_DEVICE explicit bf16(float f) : bits(from_f32(f)) {}
-  WICK_HOST_DEVICE explicit bf16(double d) : bits(from_f32(static_cast<float>(d))) {}
+  WICK_HOST_DEVICE explicit bf16(double d) : bits(from_f32(detail::f64_to_f32_round_odd(d))) {}
   WICK_HOST_DEVICE explicit operator float() const { return to_f32(bits); }
   WICK_HOST_DEVICE explicit operator double() const { return to_f32(bits); }
 
@@ -154,7 +189,7 @@ struct f8e4m3 {
     return h;
   }
   WICK_HOST_DEVICE explicit f8e4m3(float f) : bits(from_f32(f)) {}
-  WICK_HOST_DEVICE explicit f8e4m3(double d) : bits(from_f32(static_cast<float>(d))) {}
+  WICK_HOST_DEVICE explicit f8e4m3(double d) : bits(from_f32(detail::f64_to_f32_round_odd(d))) {}
   WICK_HOST_DEVICE explicit operator float() const { return to_f32(bits); }
   WICK_HOST_DEVICE explicit operator double() const { return to_f32(bits); }
 

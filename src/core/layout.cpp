@@ -96,7 +96,7 @@ int64_t Layout::max_index_exclusive() const {
 
 Layout Layout::narrow(size_t dim, int64_t start, int64_t len) const {
   if (dim >= rank()) throw ShapeError("[narrow] dim " + std::to_string(dim) + " out of range for " + shape_.str());
-  if (start < 0 || len < 0 || start + len > shape_[dim])
+  if (start < 0 || len < 0 || start > shape_[dim] || len > shape_[dim] - start)
     throw ShapeError("[narrow] start " + std::to_string(start) + " len " + std::to_string(len) +
                      " out of range for dim " + std::to_string(dim) + " of " + shape_.str());
   Shape s = shape_;
@@ -167,6 +167,8 @@ Layout Layout::squeeze(size_t dim) const {
 Layout Layout::broadcast_as(const Shape& shape) const {
   if (shape.size() < rank())
     throw ShapeError("[broadcast_as] cannot broadcast " + shape_.str() + " to lower rank " + shape.str());
+  for (int64_t d : shape)
+    if (d < 0) throw ShapeError("[broadcast_as] negative dim in target shape " + shape.str() + " for " + shape_.str());
   const size_t lead = shape.size() - rank();
   Strides st(shape.size(), 0);
   for (size_t i = 0; i < rank(); ++i) {

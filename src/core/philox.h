@@ -71,10 +71,13 @@ WICK_HOST_DEVICE inline double unit_f64(uint32_t hi, uint32_t lo) {
 }
 
 // Uniform element i of a call whose stream starts at block `start`, computed in f32 (for every
-// float type but f64) or f64; the caller rounds to the element type.
-WICK_HOST_DEVICE inline float uniform_f32(uint64_t seed, uint64_t start, uint64_t i, float lo, float span) {
+// float type but f64) or f64; the caller rounds to the element type. In f64, lo + u * span with
+// u <= 1 - 2^-53 stays at or below up without a clamp.
+// `lo`, `up` are the bounds rounded to f32 and `span` is (up - lo) rounded to f32: both roundings
+// can carry lo + u * span past `up`, so the result is clamped to it (never below lo: u, span >= 0).
+WICK_HOST_DEVICE inline float uniform_f32(uint64_t seed, uint64_t start, uint64_t i, float lo, float span, float up) {
   const Block b = block(seed, start + i / 4);
-  return fmaf(unit_f32(b.w[i % 4]), span, lo);
+  return fminf(fmaf(unit_f32(b.w[i % 4]), span, lo), up);
 }
 WICK_HOST_DEVICE inline double uniform_f64(uint64_t seed, uint64_t start, uint64_t i, double lo, double span) {
   const Block b = block(seed, start + i / 2);

@@ -14,7 +14,11 @@ using front::op_tag;
 Tensor::Tensor(std::shared_ptr<Storage> storage, Layout layout, DType dtype, Device device)
     : storage_(std::move(storage)), layout_(std::move(layout)), dtype_(dtype), device_(device) {}
 
-int64_t Tensor::dim(int64_t i) const { return shape()[normalize_dim(i, rank(), "dim")]; }
+int64_t Tensor::dim(int64_t i) const {
+  const int64_t r = static_cast<int64_t>(rank());
+  if (i < -r || i >= r) throw ShapeError("[dim] dim " + std::to_string(i) + " out of range for " + str());
+  return shape()[static_cast<size_t>(i < 0 ? i + r : i)];
+}
 
 std::string Tensor::str() const {
   if (!defined()) return "(undefined)";
@@ -41,11 +45,13 @@ int64_t checked_nbytes(Op op, const Shape& shape, DType dtype) {
 }  // namespace
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, const Device& device) {
+  const int64_t nbytes = checked_nbytes(Op::AllocUninit, shape, dtype);  // before Layout checks the shape
   Backend& b = backend_for(device);
-  return Tensor(b.alloc(checked_nbytes(Op::AllocUninit, shape, dtype)), Layout(shape), dtype, device);
+  return Tensor(b.alloc(nbytes), Layout(shape), dtype, device);
 }
 
 Tensor Tensor::full(const Shape& shape, Scalar value, DType dtype, const Device& device) {
+  check_shape(Op::Full, shape);
   Tensor t = empty(shape, dtype, device);
   t.const_set(value);
   return t;
@@ -66,6 +72,10 @@ Tensor Tensor::arange(double start, double end, double step, DType dtype, const 
     throw InvalidArgument("[arange] start " + std::to_string(start) + ", end " + std::to_string(end) + ", step " +
                           std::to_string(step) + ": need finite values and a non-zero step");
   const double n = std::ceil((end - start) / step);
+  // Checked before the conversion to int64, which is undefined for values out of its range.
+  if (!(n < 0x1p62))
+    throw OutOfMemory("[arange] start " + std::to_string(start) + ", end " + std::to_string(end) + ", step " +
+                      std::to_string(step) + " would make " + std::to_string(n) + " elements");
   const int64_t count = n > 0 ? static_cast<int64_t>(n) : 0;
   Tensor t = empty({count}, dtype, device);
   if (count > 0) backend(t).arange(TensorArg(t), start, step);
@@ -73,22 +83,41 @@ Tensor Tensor::arange(double start, double end, double step, DType dtype, const 
 }
 
 Tensor Tensor::from_host(const void* data, const Shape& shape, DType dtype, const Device& device) {
+  const int64_t nbytes = checked_nbytes(Op::FromHost, shape, dtype);
+  if (nbytes > 0 && !data)
+    throw InvalidArgument("[from_host] null data for " + shape.str() + " " + std::string(dtype_name(dtype)) + " " +
+                          device.location());
   Tensor t = empty(shape, dtype, device);
-  const int64_t nbytes = t.numel() * dtype_size(dtype);
-  if (nbytes > 0) {
-    if (!data) throw InvalidArgument("[from_host] null data for shape " + shape.str());
-    backend(t).copy_from_host(t.storage_->data(), data, nbytes);
-  }
+  if (nbytes > 0) backend(t).copy_from_host(t.storage_->data(), data, nbytes);
   return t;
 }
 
+namespace {
+// Checked before anything is allocated or drawn from the device's stream.
+void check_rand_args(Op op, const Shape& shape, DType dtype, const Device& device) {
+  check_shape(op, shape);
+  if (!op_defined_for(op, dtype))
+    throw DTypeError(op_tag(op) + "not defined for dtype " + std::string(dtype_name(dtype)) + " (shape " +
+                     shape.str() + " on " + device.location() + "); use a float dtype");
+}
+}  // namespace
+
 // See Note [Random streams] in src/core/philox.h for how elements map to Philox blocks.
 Tensor Tensor::rand_uniform(const Shape& shape, DType dtype, double lo, double up, const Device& device) {
+  check_rand_args(Op::RandUniform, shape, dtype, device);
+  // The kernels compute lo + u * (up - lo) in f64 (f64) or f32 (the other floats), so the span
+  // must be finite in that type, or u = 0 would give inf * 0 = NaN.
+  const double span = up - lo;
+  const bool span_ok = dtype == DType::F64 ? std::isfinite(span)
+                                           : std::isfinite(static_cast<float>(span)) &&
+                                                 std::isfinite(static_cast<float>(lo)) &&
+                                                 std::isfinite(static_cast<float>(up));
+  if (!(lo <= up) || !std::isfinite(lo) || !std::isfinite(up) || !span_ok)
+    throw InvalidArgument("[rand_uniform] need finite lo <= up with a finite up - lo in the compute type, got lo " +
+                          std::to_string(lo) + ", up " + std::to_string(up) + " for " + shape.str() + " " +
+                          std::string(dtype_name(dtype)) + " " + device.location());
   Tensor t = empty(shape, dtype, device);
-  front::check_op_dtype(Op::RandUniform, t);
-  if (!(lo <= up) || !std::isfinite(lo) || !std::isfinite(up))
-    throw InvalidArgument("[rand_uniform] need finite lo <= up, got lo " + std::to_string(lo) + ", up " +
-                          std::to_string(up));
+  front::check_op_dtype(Op::RandUniform, t);  // UnsupportedError when the device lacks it
   const uint64_t n = static_cast<uint64_t>(t.numel());
   Backend& b = backend(t);
   const uint64_t per_block = dtype == DType::F64 ? 2 : 4;
@@ -98,11 +127,13 @@ Tensor Tensor::rand_uniform(const Shape& shape, DType dtype, double lo, double u
 }
 
 Tensor Tensor::rand_normal(const Shape& shape, DType dtype, double mean, double std, const Device& device) {
-  Tensor t = empty(shape, dtype, device);
-  front::check_op_dtype(Op::RandNormal, t);
+  check_rand_args(Op::RandNormal, shape, dtype, device);
   if (!(std >= 0) || !std::isfinite(mean) || !std::isfinite(std))
     throw InvalidArgument("[rand_normal] need finite mean and std >= 0, got mean " + std::to_string(mean) + ", std " +
-                          std::to_string(std));
+                          std::to_string(std) + " for " + shape.str() + " " + std::string(dtype_name(dtype)) + " " +
+                          device.location());
+  Tensor t = empty(shape, dtype, device);
+  front::check_op_dtype(Op::RandNormal, t);
   const uint64_t n = static_cast<uint64_t>(t.numel());
   Backend& b = backend(t);
   const RandomStream rs = b.take_random((n + 1) / 2);
@@ -119,6 +150,7 @@ void Tensor::to_host(void* dst, int64_t nbytes) const {
     throw InvalidArgument("[to_host] buffer of " + std::to_string(nbytes) + " bytes is too small for " + str() + " (" +
                           std::to_string(need) + " bytes)");
   if (need == 0) return;
+  if (!dst) throw InvalidArgument("[to_host] null destination for " + str());
   const Tensor c = contiguous();
   backend(c).copy_to_host(dst, static_cast<const char*>(c.storage_->data()) + c.offset() * dtype_size(dtype_), need);
 }
@@ -165,6 +197,16 @@ Tensor Tensor::clone() const {
 
 // ---- views ----------------------------------------------------------------------------------
 
+namespace {
+// A dim index (negative counts from the end) checked against `rank`; the error names the tensor.
+size_t view_dim(const Tensor& t, int64_t d, size_t rank, const char* op) {
+  const int64_t r = static_cast<int64_t>(rank);
+  if (d < -r || d >= r)
+    throw ShapeError(std::string("[") + op + "] dim " + std::to_string(d) + " out of range for " + t.str());
+  return static_cast<size_t>(d < 0 ? d + r : d);
+}
+}  // namespace
+
 Tensor Tensor::reshape(const Shape& shape_in) const {
   Shape s = shape_in;
   int infer = -1;
@@ -192,12 +234,12 @@ Tensor Tensor::reshape(const Shape& shape_in) const {
 }
 
 Tensor Tensor::narrow(int64_t d, int64_t start, int64_t len) const {
-  return Tensor(storage_, layout_.narrow(normalize_dim(d, rank(), "narrow"), start, len), dtype_, device_);
+  return Tensor(storage_, layout_.narrow(view_dim(*this, d, rank(), "narrow"), start, len), dtype_, device_);
 }
 
 Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
   return Tensor(storage_,
-                layout_.transpose(normalize_dim(d0, rank(), "transpose"), normalize_dim(d1, rank(), "transpose")),
+                layout_.transpose(view_dim(*this, d0, rank(), "transpose"), view_dim(*this, d1, rank(), "transpose")),
                 dtype_, device_);
 }
 
@@ -209,11 +251,11 @@ Tensor Tensor::t() const {
 Tensor Tensor::permute(const Dims& order) const { return Tensor(storage_, layout_.permute(order), dtype_, device_); }
 
 Tensor Tensor::squeeze(int64_t d) const {
-  return Tensor(storage_, layout_.squeeze(normalize_dim(d, rank(), "squeeze")), dtype_, device_);
+  return Tensor(storage_, layout_.squeeze(view_dim(*this, d, rank(), "squeeze")), dtype_, device_);
 }
 
 Tensor Tensor::unsqueeze(int64_t d) const {
-  return Tensor(storage_, layout_.unsqueeze(normalize_dim(d, rank() + 1, "unsqueeze")), dtype_, device_);
+  return Tensor(storage_, layout_.unsqueeze(view_dim(*this, d, rank() + 1, "unsqueeze")), dtype_, device_);
 }
 
 Tensor Tensor::broadcast_as(const Shape& s) const { return Tensor(storage_, layout_.broadcast_as(s), dtype_, device_); }
@@ -221,15 +263,20 @@ Tensor Tensor::broadcast_as(const Shape& s) const { return Tensor(storage_, layo
 Tensor Tensor::expand(const Shape& s_in) const {
   Shape s = s_in;
   const size_t lead = s.size() >= rank() ? s.size() - rank() : 0;
-  for (size_t i = lead; i < s.size(); ++i)
-    if (s[i] == -1) s[i] = shape()[i - lead];
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == -1 && i >= lead) s[i] = shape()[i - lead];
+    if (s[i] < 0) throw ShapeError("[expand] cannot expand " + str() + " to " + s_in.str());
+  }
   return broadcast_as(s);
 }
 
 Tensor Tensor::select(int64_t d, int64_t index) const {
-  const size_t dd = normalize_dim(d, rank(), "select");
-  if (index < 0) index += shape()[dd];
-  return Tensor(storage_, layout_.select(dd, index), dtype_, device_);
+  const size_t dd = view_dim(*this, d, rank(), "select");
+  const int64_t size = shape()[dd];
+  if (index < -size || index >= size)
+    throw IndexError("[select] index " + std::to_string(index) + " out of range for dim " + std::to_string(dd) +
+                     " of " + str());
+  return Tensor(storage_, layout_.select(dd, index < 0 ? index + size : index), dtype_, device_);
 }
 
 Tensor Tensor::flatten() const { return reshape({numel()}); }

@@ -85,15 +85,20 @@ void CpuBackend::const_set(const TensorArg& dst, Scalar value) {
 }
 
 void CpuBackend::arange(const TensorArg& dst, double start, double step) {
+  // Integer starts and steps count in int64 (exact beyond 2^53) when every value fits well inside
+  // it; otherwise (and for fractional arguments) in f64.
+  const double last = start + static_cast<double>(dst.numel() - 1) * step;
+  const bool int_path = std::floor(start) == start && std::floor(step) == step && std::fabs(start) < 0x1p62 &&
+                        std::fabs(step) < 0x1p62 && std::fabs(last) < 0x1p62;
   dispatch(dst.dtype, [&]<class T>() {
     T* p = dst.ptr<T>();
     const int64_t s = dst.layout.stride(0);
     parallel_for(dst.numel(), kGrain, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         if constexpr (std::is_integral_v<T>) {
-          p[i * s] = convert<T>(std::floor(start) == start && std::floor(step) == step
-                                    ? static_cast<double>(static_cast<int64_t>(start) + i * static_cast<int64_t>(step))
-                                    : start + static_cast<double>(i) * step);
+          // Saturating, like the f64 path: arange(250, 260, 1) in u8 ends in 255s.
+          p[i * s] = int_path ? Scalar(static_cast<int64_t>(start) + i * static_cast<int64_t>(step)).as<T>()
+                              : convert<T>(start + static_cast<double>(i) * step);
         } else {
           p[i * s] = convert<T>(start + static_cast<double>(i) * step);
         }
@@ -114,7 +119,8 @@ void CpuBackend::rand_uniform(const TensorArg& dst, double lo, double up, Random
           out[i] = philox::uniform_f64(rs.seed, rs.counter, static_cast<uint64_t>(i), lo, up - lo);
         } else {
           out[i] = convert<T>(philox::uniform_f32(rs.seed, rs.counter, static_cast<uint64_t>(i),
-                                                  static_cast<float>(lo), static_cast<float>(up - lo)));
+                                                  static_cast<float>(lo), static_cast<float>(up - lo),
+                                                  static_cast<float>(up)));
         }
       }
     });

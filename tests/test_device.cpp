@@ -1,0 +1,116 @@
+// Devices: names, parsing, what a build without GPU backends says, info.
+#include <functional>
+#include <string>
+
+#include "test_util.h"
+
+namespace wick {
+namespace {
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Device, Cpu) {
+  const Device c = Device::cpu();
+  EXPECT_TRUE(c.is_cpu());
+  EXPECT_FALSE(c.is_gpu());
+  EXPECT_EQ(c.kind(), DeviceKind::Cpu);
+  EXPECT_EQ(c.ordinal(), 0);
+  EXPECT_EQ(c.location(), "cpu");
+  EXPECT_EQ(c.str(), "cpu");
+  EXPECT_EQ(c, Device());
+  EXPECT_TRUE(c.same_device(Device::cpu()));
+  EXPECT_TRUE(c.supports_bf16());
+  EXPECT_NO_THROW(c.synchronize());
+}
+
+TEST(Device, Parse) {
+  EXPECT_EQ(Device::parse("cpu"), Device::cpu());
+  for (const char* bad : {"", "gpu", "cpu:0", "cuda:", "cuda:x", "cuda:1x", "CPU", "rocm:-", "tpu:0"}) {
+    try {
+      (void)Device::parse(bad);
+      ADD_FAILURE() << "'" << bad << "' parsed";
+    } catch (const InvalidArgument& e) {
+      const std::string m = e.what();
+      EXPECT_EQ(m.rfind("[device]", 0), 0u) << m;
+      EXPECT_NE(m.find(std::string("'") + bad + "'"), std::string::npos) << m;
+    } catch (const DeviceError&) {
+      ADD_FAILURE() << "'" << bad << "' is malformed, not a missing device";
+    }
+  }
+}
+
+// This build has no GPU backend: asking for one says how to build it.
+TEST(Device, GpuWithoutBackend) {
+  const bool has_cuda = Device::cuda_if_available().is_gpu();
+  const bool has_rocm = Device::rocm_if_available().is_gpu();
+  if (!has_cuda) {
+    EXPECT_THROW((void)Device::cuda(), DeviceError);
+    const std::string m = message_of([] { (void)Device::cuda(1); });
+    EXPECT_NE(m.find("[device]"), std::string::npos) << m;
+    EXPECT_NE(m.find("cuda:1"), std::string::npos) << m;
+    EXPECT_NE(m.find("-DWICK_CUDA=ON"), std::string::npos) << m;
+    EXPECT_THROW((void)Device::parse("cuda:1"), DeviceError);
+    EXPECT_THROW((void)Device::parse("cuda"), DeviceError);
+    EXPECT_EQ(Device::cuda_if_available(), Device::cpu());
+    EXPECT_EQ(Device::cuda_if_available(3), Device::cpu());
+  }
+  if (!has_rocm) {
+    EXPECT_THROW((void)Device::rocm(), DeviceError);
+    const std::string m = message_of([] { (void)Device::parse("rocm:0"); });
+    EXPECT_NE(m.find("rocm:0"), std::string::npos) << m;
+    EXPECT_NE(m.find("-DWICK_ROCM=ON"), std::string::npos) << m;
+    EXPECT_EQ(Device::rocm_if_available(), Device::cpu());
+  }
+  if (!has_cuda && !has_rocm) {
+    EXPECT_EQ(Device::gpu_if_available(), Device::cpu());
+    EXPECT_EQ(available_devices().size(), 1u);
+  }
+}
+
+TEST(Device, AvailableDevicesListCpuFirst) {
+  const std::vector<Device> ds = available_devices();
+  ASSERT_FALSE(ds.empty());
+  EXPECT_TRUE(ds[0].is_cpu());
+  for (size_t i = 1; i < ds.size(); ++i) EXPECT_TRUE(ds[i].is_gpu());
+}
+
+TEST(Device, InfoIsSane) {
+  for (const Device& d : available_devices()) {
+    const DeviceInfo i = d.info();
+    EXPECT_FALSE(i.name.empty()) << d.location();
+    EXPECT_FALSE(i.architecture.empty()) << d.location();
+    EXPECT_GT(i.total_memory, int64_t{1} << 28) << d.location();
+    EXPECT_GT(i.free_memory, 0) << d.location();
+    EXPECT_LE(i.free_memory, i.total_memory) << d.location();
+    EXPECT_GT(i.multiprocessors, 0) << d.location();
+    if (d.is_cpu()) {
+      EXPECT_EQ(i.warp_size, 0);
+    } else {
+      EXPECT_TRUE(i.warp_size == 32 || i.warp_size == 64) << d.location();
+    }
+    EXPECT_NO_THROW(d.synchronize());
+  }
+}
+
+// A tensor's device is where it was made; str() names it.
+TEST(Device, TensorsKnowTheirDevice) {
+  for (const Device& d : available_devices()) {
+    const Tensor t = Tensor::zeros({2, 3}, DType::F32, d);
+    EXPECT_EQ(t.device(), d);
+    EXPECT_EQ(t.str(), "[2, 3] f32 " + d.location());
+    const Tensor back = t.to(Device::cpu());
+    EXPECT_TRUE(back.device().is_cpu());
+    EXPECT_EQ(back.to_vector<float>(), std::vector<float>(6, 0.0f));
+    EXPECT_EQ(t.to(d).storage(), t.storage());  // same device: no copy
+  }
+}
+
+}  // namespace
+}  // namespace wick
