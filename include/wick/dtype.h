@@ -119,6 +119,19 @@ WICK_HOST_DEVICE inline To convert(From v) {
 
 namespace wick {
 
+// An int64 value as integer type T, saturating at T's range.
+template <class T>
+WICK_HOST_DEVICE inline T saturate_int(int64_t i) {
+  if constexpr (std::is_signed_v<T>) {
+    if (i < static_cast<int64_t>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+  } else {
+    if (i < 0) return T(0);
+  }
+  if (i > 0 && static_cast<uint64_t>(i) > static_cast<uint64_t>(std::numeric_limits<T>::max()))
+    return std::numeric_limits<T>::max();
+  return static_cast<T>(i);
+}
+
 // A value to fill with: kept as an integer when given as one, so that every i64 / u32 value is
 // exact, and as a double otherwise. Converting to an integer type saturates at the type's range
 // (like float -> int conversion: full(u8, 300) is 255, full(u32, -1) is 0); converting to a float
@@ -137,14 +150,7 @@ struct Scalar {
   T as() const {
     if constexpr (std::is_integral_v<T>) {
       if (!is_int) return convert<T>(f);
-      if constexpr (std::is_signed_v<T>) {
-        if (i < static_cast<int64_t>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
-      } else {
-        if (i < 0) return T(0);
-      }
-      if (i > 0 && static_cast<uint64_t>(i) > static_cast<uint64_t>(std::numeric_limits<T>::max()))
-        return std::numeric_limits<T>::max();
-      return static_cast<T>(i);
+      return saturate_int<T>(i);
     } else {
       return is_int ? convert<T>(i) : convert<T>(f);
     }

@@ -97,7 +97,7 @@ void CpuBackend::arange(const TensorArg& dst, double start, double step) {
       for (int64_t i = b; i < e; ++i) {
         if constexpr (std::is_integral_v<T>) {
           // Saturating, like the f64 path: arange(250, 260, 1) in u8 ends in 255s.
-          p[i * s] = int_path ? Scalar(static_cast<int64_t>(start) + i * static_cast<int64_t>(step)).as<T>()
+          p[i * s] = int_path ? saturate_int<T>(static_cast<int64_t>(start) + i * static_cast<int64_t>(step))
                               : convert<T>(start + static_cast<double>(i) * step);
         } else {
           p[i * s] = convert<T>(start + static_cast<double>(i) * step);

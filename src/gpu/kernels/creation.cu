@@ -35,7 +35,7 @@ struct Arange {
   bool integral;
   __device__ T operator()(int64_t i) const {
     if constexpr (std::is_integral_v<T>) {
-      if (integral) return convert<T>(static_cast<double>(istart + i * istep));
+      if (integral) return saturate_int<T>(istart + i * istep);
     }
     return convert<T>(gpu::add_no_fma(start, gpu::mul_no_fma(static_cast<double>(i), step)));
   }
@@ -46,12 +46,12 @@ template <class T>
 struct Uniform {
   uint64_t seed, counter;
   double lo, span;
-  float lo_f, span_f;
+  float lo_f, span_f, up_f;
   __device__ T operator()(int64_t i) const {
     if constexpr (std::is_same_v<T, double>)
       return philox::uniform_f64(seed, counter, static_cast<uint64_t>(i), lo, span);
     else
-      return convert<T>(philox::uniform_f32(seed, counter, static_cast<uint64_t>(i), lo_f, span_f));
+      return convert<T>(philox::uniform_f32(seed, counter, static_cast<uint64_t>(i), lo_f, span_f, up_f));
   }
 };
 
@@ -84,7 +84,10 @@ void const_set(const LaunchCtx& ctx, const TensorArg& dst, Scalar value) {
 }
 
 void arange(const LaunchCtx& ctx, const TensorArg& dst, double start, double step) {
-  const bool integral = std::floor(start) == start && std::floor(step) == step;
+  // The same rule as the CPU backend (src/cpu/cpu_backend.cpp), so both give the same values.
+  const double last = start + static_cast<double>(dst.numel() - 1) * step;
+  const bool integral = std::floor(start) == start && std::floor(step) == step && std::fabs(start) < 0x1p62 &&
+                        std::fabs(step) < 0x1p62 && std::fabs(last) < 0x1p62;
   cpu::dispatch(
       dst.dtype,
       [&]<class T>() {
@@ -99,7 +102,7 @@ void rand_uniform(const LaunchCtx& ctx, const TensorArg& dst, double lo, double 
   cpu::dispatch_in<kFloatTypes>(
       dst.dtype,
       [&]<class T>() {
-        const Uniform<T> f{rs.seed, rs.counter, lo, up - lo, static_cast<float>(lo), static_cast<float>(up - lo)};
+        const Uniform<T> f{rs.seed, rs.counter, lo, up - lo, static_cast<float>(lo), static_cast<float>(up - lo), static_cast<float>(up)};
         map<T>(ctx, f, dst);
       },
       "rand_uniform");
