@@ -481,6 +481,7 @@ int usage() {
                "  --device D      cpu, cuda, cuda:1, rocm, ... (default: the first GPU, else cpu)\n"
                "  --op NAME       only rows whose op starts with NAME (may be repeated)\n"
                "  --json          print JSON instead of a table\n"
+               "  --list          print the rows (keys, bytes, flops) without running them\n"
                "  --reps N        timed runs per row, median reported (default 20)\n"
                "  --quick         tiny shapes (smoke test)\n"
                "  --cpu-shapes    the CPU section shapes (default on the cpu device)\n"
@@ -494,7 +495,7 @@ int usage() {
 
 int cmd_bench(int argc, char** argv) {
   Device dev;
-  bool have_dev = false, json = false;
+  bool have_dev = false, json = false, list = false;
   int reps = 20;
   const Sizes* sizes = nullptr;
   double bw = kNaN;
@@ -509,6 +510,8 @@ int cmd_bench(int argc, char** argv) {
       filters.emplace_back(argv[++i]);
     } else if (a == "--json") {
       json = true;
+    } else if (a == "--list") {
+      list = true;
     } else if (a == "--reps" && more) {
       reps = std::atoi(argv[++i]);
       if (reps < 1) return usage();
@@ -551,10 +554,19 @@ int cmd_bench(int argc, char** argv) {
   int ok = 0, unsupported = 0, errors = 0;
   bool first = true;
   for (const Spec& s : specs) {
-    Result r = measure(s, dev, reps, *timer);
+    Result r;
+    if (list)
+      r.status = "listed";
+    else
+      r = measure(s, dev, reps, *timer);
     if (measured_bw && s.op == "copy" && r.status == "ok") bw = s.bytes / (r.ms * 1e-3) / 1e9;
     finish(s, r, bw, peak_tflops(dev, dev_name, s.math));
-    (r.status == "ok" ? ok : r.status == "unsupported" ? unsupported : errors)++;
+    if (r.status == "ok")
+      ++ok;
+    else if (r.status == "unsupported")
+      ++unsupported;
+    else if (r.status != "listed")
+      ++errors;
     if (json) {
       js << (first ? "" : ",") << "\n  {\"op\": " << jstr(s.op) << ", \"shape\": " << jstr(s.shape)
          << ", \"dtype\": " << jstr(s.dtype) << ", \"status\": " << jstr(r.status) << ", \"ms\": " << jnum(r.ms)
@@ -564,7 +576,7 @@ int cmd_bench(int argc, char** argv) {
       first = false;
     } else {
       const char* rate_fmt = s.chain > 0 ? "%.2f" : s.flops > 0 ? "%.3f" : "%.1f";
-      std::string note = r.status == "ok" ? "" : r.status + ": " + r.message;
+      std::string note = r.status == "ok" || list ? "" : r.status + ": " + r.message;
       std::printf("%-18s %-34s %-9s %10s %12s %-8s %10s  %s\n", s.op.c_str(), s.shape.c_str(), s.dtype.c_str(),
                   fnum(r.ms, "%.4f").c_str(), fnum(r.rate, rate_fmt).c_str(), r.unit.c_str(),
                   fnum(r.floor_ms, "%.4f").c_str(), note.c_str());
