@@ -475,8 +475,8 @@ std::string fnum(double x, const char* fmt) {
   return b;
 }
 
-int usage() {
-  std::fprintf(stderr,
+int usage(int code = 2) {
+  std::fprintf(code ? stderr : stdout,
                "usage: wick bench [options]\n"
                "  --device D      cpu, cuda, cuda:1, rocm, ... (default: the first GPU, else cpu)\n"
                "  --op NAME       only rows whose op starts with NAME (may be repeated)\n"
@@ -488,7 +488,7 @@ int usage() {
                "  --gpu-shapes    the GPU shapes of ANCHORS.md (default on a GPU)\n"
                "  --bw GBS        copy bandwidth for the floor column (default: 3000 on a GPU,\n"
                "                  the measured copy row on the cpu)\n");
-  return 2;
+  return code;
 }
 
 }  // namespace
@@ -510,6 +510,8 @@ int cmd_bench(int argc, char** argv) {
       filters.emplace_back(argv[++i]);
     } else if (a == "--json") {
       json = true;
+    } else if (a == "--help" || a == "-h") {
+      return usage(0);
     } else if (a == "--list") {
       list = true;
     } else if (a == "--reps" && more) {
