@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "bench.h"
 #include "check/harness.h"
 #include "wick/tensor.h"
 
@@ -26,7 +27,8 @@ int usage(int code) {
                "      --device D                only device D (cpu, cuda, cuda:1, rocm, ...)\n"
                "      --op NAME                 only op NAME (may be repeated)\n"
                "      --json                    print JSON instead of a table\n"
-               "      --verbose                 print every failure message\n");
+               "      --verbose                 print every failure message\n"
+               "  bench [options]               time the ops on the ANCHORS.md shapes (wick bench --help)\n");
   return code;
 }
 
@@ -194,6 +196,7 @@ int main(int argc, char** argv) {
   try {
     if (cmd == "devices") return cmd_devices();
     if (cmd == "check") return cmd_check(argc - 2, argv + 2);
+    if (cmd == "bench") return wick::tool::cmd_bench(argc - 2, argv + 2);
     if (cmd == "--help" || cmd == "-h" || cmd == "help") return usage(0);
   } catch (const wick::Error& e) {
     std::fprintf(stderr, "wick %s: %s\n", cmd.c_str(), e.what());

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Builds wick if needed (Release, Ninja), runs `wick bench --json` and bench/peers/torch_bench.py on
+# the same device and shapes, and prints one markdown table (bench/peers/compare.py).
+#
+# usage: bench/run.sh [--cuda] [--build-dir DIR] [--out FILE] [--no-torch] [bench options]
+#   bench options (given to both): --device D  --op NAME (repeatable)  --reps N
+#                                  --quick | --cpu-shapes | --gpu-shapes  --bw GBS
+#   --cuda        configure with -DWICK_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 (or WICK_CUDA=1)
+#   --out FILE    also write the table to FILE
+#   --no-torch    skip PyTorch (the table says so)
+# environment: WICK_BUILD_DIR (default: build), WICK_CMAKE_ARGS (more cmake -D options),
+#              WICK_JOBS (ninja -j), PYTHON (default: python3)
+#
+# On the GPU machine:  bench/run.sh --cuda --out bench/last-gpu.md
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${WICK_BUILD_DIR:-$root/build}
+py=${PYTHON:-python3}
+cuda=${WICK_CUDA:-0}
+out=""
+use_torch=1
+bench_args=()   # to wick bench as given
+torch_args=()   # to torch_bench.py: the same minus the device and shape flags, which follow wick's run
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --cuda) cuda=1 ;;
+    --build-dir) build=$2; shift ;;
+    --out) out=$2; shift ;;
+    --no-torch) use_torch=0 ;;
+    --device) bench_args+=("$1" "$2"); shift ;;
+    --op|--reps|--bw) bench_args+=("$1" "$2"); torch_args+=("$1" "$2"); shift ;;
+    --quick|--cpu-shapes|--gpu-shapes) bench_args+=("$1") ;;
+    -h|--help) sed -n '2,15p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) echo "bench/run.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+# ---- build (output to stderr: stdout carries only the table) ----
+cmake_args=(-DCMAKE_BUILD_TYPE=Release)
+if [ "$cuda" = 1 ]; then cmake_args+=(-DWICK_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90); fi
+# shellcheck disable=SC2206  # word splitting of the extra options is intended
+if [ -n "${WICK_CMAKE_ARGS:-}" ]; then cmake_args+=(${WICK_CMAKE_ARGS}); fi
+generator=()
+if [ ! -f "$build/CMakeCache.txt" ]; then generator=(-G Ninja); fi
+{
+  cmake -S "$root" -B "$build" "${generator[@]}" "${cmake_args[@]}" >/dev/null
+  ninja -C "$build" ${WICK_JOBS:+-j "$WICK_JOBS"} wick_tool
+} >&2
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# ---- wick ----
+wick_rc=0
+"$build/wick" bench --json "${bench_args[@]}" >"$tmp/wick.json" || wick_rc=$?
+if ! "$py" -c 'import json, sys; json.load(open(sys.argv[1]))' "$tmp/wick.json" 2>/dev/null; then
+  echo "bench/run.sh: wick bench failed (exit $wick_rc) without JSON output" >&2
+  exit 1
+fi
+# exit 1 with JSON = some rows raised errors; the table lists them.
+read -r device shapes < <("$py" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["device"], d["shapes"])' "$tmp/wick.json")
+case "$shapes" in
+  quick) shape_flag=--quick ;;
+  cpu) shape_flag=--cpu-shapes ;;
+  *) shape_flag=--gpu-shapes ;;
+esac
+
+# ---- torch, same device and shapes ----
+compare_args=("$tmp/wick.json")
+if [ "$use_torch" = 0 ]; then
+  compare_args+=(--torch-missing "torch not run (--no-torch)")
+elif ! "$py" -c 'import torch' 2>/dev/null; then
+  compare_args+=(--torch-missing "torch not found ($py cannot import torch)")
+elif "$py" "$root/bench/peers/torch_bench.py" --device "$device" "$shape_flag" "${torch_args[@]}" \
+    >"$tmp/torch.json" 2>"$tmp/torch.log"; then
+  compare_args+=("$tmp/torch.json")
+else
+  rc=$?
+  tail -n 20 "$tmp/torch.log" >&2
+  compare_args+=(--torch-missing "torch_bench.py failed (exit $rc; its log tail is on stderr)")
+fi
+
+if [ -n "$out" ]; then compare_args+=(--out "$out"); fi
+"$py" "$root/bench/peers/compare.py" "${compare_args[@]}"
