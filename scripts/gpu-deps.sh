@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Prepares .deps/root: OpenBLAS, libgfortran and GoogleTest unpacked from Debian packages, for the
+# lent GPU machine, which cannot fetch packages itself. Run here (with apt access), then name .deps
+# in the device tool's `carry`; scripts/gpu-check.sh puts it on CMAKE_PREFIX_PATH and
+# LD_LIBRARY_PATH when it is present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rm -rf .deps && mkdir -p .deps/debs .deps/root
+(cd .deps/debs && apt-get download libopenblas0-pthread libopenblas-pthread-dev libgfortran5 libgtest-dev \
+  >/dev/null)
+for f in .deps/debs/*.deb; do dpkg -x "$f" .deps/root; done
+rm -rf .deps/debs .deps/root/usr/share .deps/root/usr/src
+# Static OpenBLAS archives are not needed (the shared library is linked) and are large.
+find .deps/root \( -name "libopenblas*.a" -o -name "liblapack*" -o -name "libblas*" \) -exec rm -f {} +
+# The unpacked symlinks point at absolute /usr paths; make them relative.
+find .deps/root -type l | while read -r l; do
+  t=$(readlink "$l")
+  case "$t" in /*) ln -sfn "$(realpath --relative-to="$(dirname "$l")" ".deps/root$t")" "$l" ;; esac
+done
+du -sh .deps
