@@ -96,6 +96,21 @@ WICK_HOST_DEVICE inline float f64_to_f32_round_odd(double d) {
   if (static_cast<double>(f32_from_bits(u)) != d) u |= 1u;
   return f32_from_bits(u);
 }
+// Integer -> f32 rounding to odd (see above), for integer -> bf16/f16/f8 in one rounding: a plain
+// int -> float cast rounds to nearest first and can turn a value just above a tie of the narrow
+// format into the tie itself (u32 2^30 + 2^22 + 1 became bf16 2^30, not 2^30 + 2^23).
+template <class I>
+WICK_HOST_DEVICE inline float int_to_f32_round_odd(I v) {
+  bool neg = false;
+  if constexpr (std::is_signed_v<I>) neg = v < 0;
+  uint64_t m = neg ? uint64_t{0} - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  if (m < (uint64_t{1} << 53)) return f64_to_f32_round_odd(neg ? -static_cast<double>(m) : static_cast<double>(m));
+  int shift = 0;  // keep 53 bits and fold the dropped ones into a sticky bit: still round-to-odd
+  while ((m >> shift) >= (uint64_t{1} << 53)) ++shift;
+  const uint64_t kept = (m >> shift) | ((m & ((uint64_t{1} << shift) - 1)) != 0 ? 1u : 0u);
+  const double d = static_cast<double>(kept) * static_cast<double>(uint64_t{1} << shift);
+  return f64_to_f32_round_odd(neg ? -d : d);
+}
 }  // namespace detail
 
 // Conversion between any two element types, through the compute type.
@@ -109,6 +124,8 @@ WICK_HOST_DEVICE inline To convert(From v) {
     if constexpr (std::is_same_v<From, double>) {
       // Round once, from f64: going through f32 first would round twice.
       return To(detail::f64_to_f32_round_odd(v));
+    } else if constexpr (std::is_integral_v<From>) {
+      return To(detail::int_to_f32_round_odd(v));
     } else {
       return To(static_cast<float>(v));
     }
