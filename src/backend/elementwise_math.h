@@ -172,13 +172,13 @@ struct Relu {
   }
 };
 
-// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
+// 0.5 x (1 + tanh(u)), u = sqrt(2 / pi) (x + 0.044715 x^3), computed as x / (1 + exp(-2u)) (the
+// same function, since (1 + tanh(u)) / 2 = sigmoid(2u)): one exp, and no cancellation for x < 0.
 struct Gelu {
   template <class C>
   WICK_HOST_DEVICE C operator()(C x) const {
-    const C k = C(0.79788456080286535588);
-    const C inner = k * (x + C(0.044715) * x * x * x);
-    return C(0.5) * x * (C(1) + std::tanh(inner));
+    const C two_k = C(1.59576912160573071176);  // 2 sqrt(2 / pi)
+    return x / (C(1) + std::exp(-two_k * (x + C(0.044715) * x * x * x)));
   }
 };
 

@@ -15,12 +15,56 @@
 
 namespace wick::cpu::ew_loops {
 
+// Side of the square tiles of for_each_tile.
+inline constexpr int64_t kTile = 64;
+
+// Calls row(...) as for_each_chunk does, in kTile x kTile tiles of the two innermost dims, so that
+// an operand whose stride is 1 along the second-innermost dim (a transposed input; the output is
+// row-major) reads each cache line it loads kTile times before it is evicted.
+template <size_t N, class Row>
+void for_each_tile(const Collapsed<N>& c, Row&& row) {
+  const size_t rank = c.shape.size();
+  const int64_t rows = c.shape[rank - 2], cols = c.shape[rank - 1];
+  const int64_t tile_rows = (rows + kTile - 1) / kTile, tile_cols = (cols + kTile - 1) / kTile;
+  const int64_t units = c.numel / (rows * cols) * tile_rows * tile_cols;
+  std::array<int64_t, N> st;
+  for (size_t k = 0; k < N; ++k) st[k] = c.strides[k][rank - 1];
+  parallel_for(units, std::max<int64_t>(1, kGrain / (kTile * kTile)), [&](int64_t begin, int64_t end) {
+    for (int64_t u = begin; u < end; ++u) {
+      int64_t rest = u;
+      const int64_t tc = rest % tile_cols;
+      rest /= tile_cols;
+      const int64_t tr = rest % tile_rows;
+      rest /= tile_rows;
+      std::array<int64_t, N> off{};
+      for (size_t d = rank - 2; d-- > 0;) {  // outer dims: one division per tile, not per element
+        const int64_t i = rest % c.shape[d];
+        rest /= c.shape[d];
+        for (size_t k = 0; k < N; ++k) off[k] += i * c.strides[k][d];
+      }
+      const int64_t i0 = tr * kTile, j0 = tc * kTile;
+      const int64_t ni = std::min(kTile, rows - i0), nj = std::min(kTile, cols - j0);
+      for (int64_t i = i0; i < i0 + ni; ++i) {
+        std::array<int64_t, N> o;
+        for (size_t k = 0; k < N; ++k) o[k] = off[k] + i * c.strides[k][rank - 2] + j0 * st[k];
+        row(o, nj, st);
+      }
+    }
+  });
+}
+
 // Calls row(offsets, n, inner_strides) over chunks of at most kGrain elements of the innermost
 // rows; offsets are relative to each operand's base pointer (layout offset excluded).
 template <size_t N, class Row>
 void for_each_chunk(const Collapsed<N>& c, Row&& row) {
   if (c.numel == 0) return;
   const size_t rank = c.shape.size();
+  if (rank >= 2 && c.shape[rank - 1] > 1 && c.shape[rank - 2] > 1) {
+    for (size_t k = 0; k < N; ++k) {
+      const int64_t s = c.strides[k][rank - 1];
+      if (s != 0 && s != 1 && c.strides[k][rank - 2] == 1) return for_each_tile<N>(c, row);
+    }
+  }
   const int64_t inner = c.shape[rank - 1];
   const int64_t rows = c.numel / inner;
   const int64_t block = std::min<int64_t>(inner, kGrain);
@@ -118,8 +162,13 @@ void where(const TensorArg& cond, const TensorArg& t, const TensorArg& f, const 
     const V* y = pf + off[3];
     // Unit or zero stride for t and f, decided at compile time (a scalar branch, e.g.
     // where(mask, x, 0), is common).
+    // Both branches are loaded unconditionally: a conditional load keeps the loop from being
+    // vectorised (into a blend).
     auto flat = [&]<bool kTUnit, bool kFUnit>() {
-      for (int64_t j = 0; j < n; ++j) o[j] = k[j] != 0 ? x[kTUnit ? j : 0] : y[kFUnit ? j : 0];
+      for (int64_t j = 0; j < n; ++j) {
+        const V xv = x[kTUnit ? j : 0], yv = y[kFUnit ? j : 0];
+        o[j] = k[j] != 0 ? xv : yv;
+      }
     };
     if (st[0] == 1 && st[1] == 1 && (st[2] == 0 || st[2] == 1) && (st[3] == 0 || st[3] == 1)) {
       if (st[2] == 1 && st[3] == 1) {
