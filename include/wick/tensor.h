@@ -140,6 +140,8 @@ class Tensor {
   Tensor silu() const;
   Tensor sigmoid() const;
   // Binary ops broadcast numpy-style; both operands have the same dtype and device.
+  // Integers: add, sub, mul wrap modulo 2^bits; div truncates toward zero, x / 0 gives 0 and
+  // INT64_MIN / -1 gives INT64_MIN (never a trap). maximum / minimum propagate NaN.
   Tensor add(const Tensor& o) const;
   Tensor sub(const Tensor& o) const;
   Tensor mul(const Tensor& o) const;

@@ -102,7 +102,9 @@ class Backend {
 
   // ---- elementwise ----
   // op is one of the unary rows of the table or Affine (p0 = mul, p1 = add), Powf (p0), Elu (p0),
-  // Clamp (p0 = lo, p1 = hi). src and dst have the same shape and dtype.
+  // Clamp (p0 = lo, p1 = hi). src and dst have the same shape and dtype. For Clamp on an integer
+  // dtype p0 / p1 carry int64 bit patterns: see Note [Integer clamp bounds] in
+  // backend/elementwise_math.h.
   virtual void unary(Op op, double p0, double p1, const TensorArg& src, const TensorArg& dst) = 0;
   // Add ... Pow, Eq ... Ge. a and b have dst's shape (broadcast already); comparisons write u8.
   virtual void binary(Op op, const TensorArg& a, const TensorArg& b, const TensorArg& dst) = 0;

@@ -1,44 +1,129 @@
+// Front ends of the elementwise ops: checks, broadcasting, output allocation. The backends compute
+// (CpuBackend: src/cpu/elementwise*.cpp; math in src/backend/elementwise_math.h).
+#include <cmath>
+#include <limits>
+
+#include "backend/elementwise_math.h"
 #include "core/front.h"
 
 namespace wick {
 
-Tensor Tensor::affine(double mul, double add) const { throw UnsupportedError("[affine] front end not written yet"); }
-Tensor Tensor::powf(double exponent) const { throw UnsupportedError("[powf] front end not written yet"); }
-Tensor Tensor::elu(double alpha) const { throw UnsupportedError("[elu] front end not written yet"); }
-Tensor Tensor::clamp(Scalar lo, Scalar hi) const { throw UnsupportedError("[clamp] front end not written yet"); }
-Tensor Tensor::exp() const { throw UnsupportedError("[exp] front end not written yet"); }
-Tensor Tensor::log() const { throw UnsupportedError("[log] front end not written yet"); }
-Tensor Tensor::sin() const { throw UnsupportedError("[sin] front end not written yet"); }
-Tensor Tensor::cos() const { throw UnsupportedError("[cos] front end not written yet"); }
-Tensor Tensor::tanh() const { throw UnsupportedError("[tanh] front end not written yet"); }
-Tensor Tensor::neg() const { throw UnsupportedError("[neg] front end not written yet"); }
-Tensor Tensor::recip() const { throw UnsupportedError("[recip] front end not written yet"); }
-Tensor Tensor::sqr() const { throw UnsupportedError("[sqr] front end not written yet"); }
-Tensor Tensor::sqrt() const { throw UnsupportedError("[sqrt] front end not written yet"); }
-Tensor Tensor::abs() const { throw UnsupportedError("[abs] front end not written yet"); }
-Tensor Tensor::ceil() const { throw UnsupportedError("[ceil] front end not written yet"); }
-Tensor Tensor::floor() const { throw UnsupportedError("[floor] front end not written yet"); }
-Tensor Tensor::round() const { throw UnsupportedError("[round] front end not written yet"); }
-Tensor Tensor::sign() const { throw UnsupportedError("[sign] front end not written yet"); }
-Tensor Tensor::relu() const { throw UnsupportedError("[relu] front end not written yet"); }
-Tensor Tensor::gelu() const { throw UnsupportedError("[gelu] front end not written yet"); }
-Tensor Tensor::gelu_erf() const { throw UnsupportedError("[gelu_erf] front end not written yet"); }
-Tensor Tensor::erf() const { throw UnsupportedError("[erf] front end not written yet"); }
-Tensor Tensor::silu() const { throw UnsupportedError("[silu] front end not written yet"); }
-Tensor Tensor::sigmoid() const { throw UnsupportedError("[sigmoid] front end not written yet"); }
-Tensor Tensor::add(const Tensor& o) const { throw UnsupportedError("[add] front end not written yet"); }
-Tensor Tensor::sub(const Tensor& o) const { throw UnsupportedError("[sub] front end not written yet"); }
-Tensor Tensor::mul(const Tensor& o) const { throw UnsupportedError("[mul] front end not written yet"); }
-Tensor Tensor::div(const Tensor& o) const { throw UnsupportedError("[div] front end not written yet"); }
-Tensor Tensor::maximum(const Tensor& o) const { throw UnsupportedError("[maximum] front end not written yet"); }
-Tensor Tensor::minimum(const Tensor& o) const { throw UnsupportedError("[minimum] front end not written yet"); }
-Tensor Tensor::pow(const Tensor& o) const { throw UnsupportedError("[pow] front end not written yet"); }
-Tensor Tensor::eq(const Tensor& o) const { throw UnsupportedError("[eq] front end not written yet"); }
-Tensor Tensor::ne(const Tensor& o) const { throw UnsupportedError("[ne] front end not written yet"); }
-Tensor Tensor::lt(const Tensor& o) const { throw UnsupportedError("[lt] front end not written yet"); }
-Tensor Tensor::le(const Tensor& o) const { throw UnsupportedError("[le] front end not written yet"); }
-Tensor Tensor::gt(const Tensor& o) const { throw UnsupportedError("[gt] front end not written yet"); }
-Tensor Tensor::ge(const Tensor& o) const { throw UnsupportedError("[ge] front end not written yet"); }
-Tensor Tensor::where_cond(const Tensor& on_true, const Tensor& on_false) const { throw UnsupportedError("[where_cond] front end not written yet"); }
+namespace {
+
+Tensor unary_op(Op op, const Tensor& x, double p0 = 0, double p1 = 0) {
+  front::check_op_dtype(op, x);
+  Tensor out = front::new_like(x, x.shape(), x.dtype());
+  if (out.numel() > 0) front::backend(x).unary(op, p0, p1, TensorArg(x), TensorArg(out));
+  return out;
+}
+
+bool is_comparison(Op op) {
+  return op == Op::Eq || op == Op::Ne || op == Op::Lt || op == Op::Le || op == Op::Gt || op == Op::Ge;
+}
+
+Tensor binary_op(Op op, const Tensor& a, const Tensor& b) {
+  front::check_op_dtype(op, a);
+  front::check_defined(op, b, "other operand");
+  front::check_same_device(op, a, b);
+  front::check_same_dtype(op, a, b);
+  const Shape s = broadcast_shapes(a.shape(), b.shape(), std::string(op_name(op)).c_str());
+  Tensor out = front::new_like(a, s, is_comparison(op) ? DType::U8 : a.dtype());
+  if (out.numel() > 0)
+    front::backend(a).binary(op, TensorArg(a.broadcast_as(s)), TensorArg(b.broadcast_as(s)), TensorArg(out));
+  return out;
+}
+
+// An integer clamp bound from a Scalar: integers saturate to T's range; a fractional bound moves
+// inward (ceil for lo, floor for hi), so the result stays within [lo, hi] whenever lo <= hi.
+template <class T>
+int64_t int_bound(Scalar s, bool is_lo) {
+  constexpr int64_t kMin = static_cast<int64_t>(std::numeric_limits<T>::lowest());
+  constexpr int64_t kMax = static_cast<int64_t>(std::numeric_limits<T>::max());
+  if (s.is_int) return s.i < kMin ? kMin : (s.i > kMax ? kMax : s.i);
+  return static_cast<int64_t>(convert<T>(is_lo ? std::ceil(s.f) : std::floor(s.f)));
+}
+
+}  // namespace
+
+Tensor Tensor::affine(double mul, double add) const { return unary_op(Op::Affine, *this, mul, add); }
+Tensor Tensor::powf(double exponent) const { return unary_op(Op::Powf, *this, exponent); }
+Tensor Tensor::elu(double alpha) const { return unary_op(Op::Elu, *this, alpha); }
+
+Tensor Tensor::clamp(Scalar lo, Scalar hi) const {
+  front::check_defined(Op::Clamp, *this);
+  double p0 = lo.f, p1 = hi.f;
+  switch (dtype()) {
+    case DType::U8:
+      p0 = ew::clamp_bound_to_param(int_bound<uint8_t>(lo, true));
+      p1 = ew::clamp_bound_to_param(int_bound<uint8_t>(hi, false));
+      break;
+    case DType::U32:
+      p0 = ew::clamp_bound_to_param(int_bound<uint32_t>(lo, true));
+      p1 = ew::clamp_bound_to_param(int_bound<uint32_t>(hi, false));
+      break;
+    case DType::I64:
+      p0 = ew::clamp_bound_to_param(int_bound<int64_t>(lo, true));
+      p1 = ew::clamp_bound_to_param(int_bound<int64_t>(hi, false));
+      break;
+    default:
+      break;
+  }
+  return unary_op(Op::Clamp, *this, p0, p1);
+}
+
+Tensor Tensor::exp() const { return unary_op(Op::Exp, *this); }
+Tensor Tensor::log() const { return unary_op(Op::Log, *this); }
+Tensor Tensor::sin() const { return unary_op(Op::Sin, *this); }
+Tensor Tensor::cos() const { return unary_op(Op::Cos, *this); }
+Tensor Tensor::tanh() const { return unary_op(Op::Tanh, *this); }
+Tensor Tensor::neg() const { return unary_op(Op::Neg, *this); }
+Tensor Tensor::recip() const { return unary_op(Op::Recip, *this); }
+Tensor Tensor::sqr() const { return unary_op(Op::Sqr, *this); }
+Tensor Tensor::sqrt() const { return unary_op(Op::Sqrt, *this); }
+Tensor Tensor::abs() const { return unary_op(Op::Abs, *this); }
+Tensor Tensor::ceil() const { return unary_op(Op::Ceil, *this); }
+Tensor Tensor::floor() const { return unary_op(Op::Floor, *this); }
+Tensor Tensor::round() const { return unary_op(Op::Round, *this); }
+Tensor Tensor::sign() const { return unary_op(Op::Sign, *this); }
+Tensor Tensor::relu() const { return unary_op(Op::Relu, *this); }
+Tensor Tensor::gelu() const { return unary_op(Op::Gelu, *this); }
+Tensor Tensor::gelu_erf() const { return unary_op(Op::GeluErf, *this); }
+Tensor Tensor::erf() const { return unary_op(Op::Erf, *this); }
+Tensor Tensor::silu() const { return unary_op(Op::Silu, *this); }
+Tensor Tensor::sigmoid() const { return unary_op(Op::Sigmoid, *this); }
+
+Tensor Tensor::add(const Tensor& o) const { return binary_op(Op::Add, *this, o); }
+Tensor Tensor::sub(const Tensor& o) const { return binary_op(Op::Sub, *this, o); }
+Tensor Tensor::mul(const Tensor& o) const { return binary_op(Op::Mul, *this, o); }
+Tensor Tensor::div(const Tensor& o) const { return binary_op(Op::Div, *this, o); }
+Tensor Tensor::maximum(const Tensor& o) const { return binary_op(Op::Maximum, *this, o); }
+Tensor Tensor::minimum(const Tensor& o) const { return binary_op(Op::Minimum, *this, o); }
+Tensor Tensor::pow(const Tensor& o) const { return binary_op(Op::Pow, *this, o); }
+Tensor Tensor::eq(const Tensor& o) const { return binary_op(Op::Eq, *this, o); }
+Tensor Tensor::ne(const Tensor& o) const { return binary_op(Op::Ne, *this, o); }
+Tensor Tensor::lt(const Tensor& o) const { return binary_op(Op::Lt, *this, o); }
+Tensor Tensor::le(const Tensor& o) const { return binary_op(Op::Le, *this, o); }
+Tensor Tensor::gt(const Tensor& o) const { return binary_op(Op::Gt, *this, o); }
+Tensor Tensor::ge(const Tensor& o) const { return binary_op(Op::Ge, *this, o); }
+
+Tensor Tensor::where_cond(const Tensor& on_true, const Tensor& on_false) const {
+  constexpr Op op = Op::WhereCond;
+  front::check_defined(op, *this, "condition");
+  if (!is_int(dtype()))
+    throw DTypeError("[where_cond] condition must be u8, u32 or i64, got " + str());
+  front::check_defined(op, on_true, "on_true");
+  front::check_op_dtype(op, on_true);
+  front::check_defined(op, on_false, "on_false");
+  front::check_same_device(op, *this, on_true);
+  front::check_same_device(op, *this, on_false);
+  front::check_same_dtype(op, on_true, on_false);
+  const char* name = "where_cond";
+  const Shape s = broadcast_shapes(broadcast_shapes(shape(), on_true.shape(), name), on_false.shape(), name);
+  Tensor out = front::new_like(on_true, s, on_true.dtype());
+  if (out.numel() > 0)
+    front::backend(on_true).where_cond(TensorArg(broadcast_as(s)), TensorArg(on_true.broadcast_as(s)),
+                                       TensorArg(on_false.broadcast_as(s)), TensorArg(out));
+  return out;
+}
 
 }  // namespace wick

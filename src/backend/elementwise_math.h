@@ -1,0 +1,359 @@
+// Per-element math of the elementwise ops, shared by the CPU loops and (later) the GPU kernels.
+//
+// Each functor works on the compute type C of the element type T (compute_t<T>: f32 for the 8- and
+// 16-bit floats, the type itself otherwise); the caller loads with convert<C>, and rounds the
+// result once with convert<T>. Comparisons return bool. Nothing here allocates or touches memory,
+// and everything is WICK_HOST_DEVICE so nvcc / hipcc compile the same code for kernels.
+//
+// Note [Integer elementwise semantics]
+// Integer arithmetic never has undefined behaviour and never traps:
+//   add, sub, mul, sqr, neg, abs   wrap modulo 2^bits (done in the unsigned type);
+//   div                            truncates toward zero; x / 0 == 0; INT64_MIN / -1 == INT64_MIN;
+//   affine                         computes x * mul + add in f64, then converts with saturation;
+//   ceil, floor, round             identity; abs of an unsigned value is the identity;
+//   sign                           -1, 0 or 1 (0 or 1 for unsigned).
+// Floats follow IEEE: maximum / minimum propagate NaN, comparisons with NaN are false except ne.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "wick/scalar_types.h"
+
+namespace wick::ew {
+
+// ---- integer helpers: wrap-around arithmetic without signed overflow ------------------------
+
+template <class C>
+using wrap_t = std::make_unsigned_t<C>;
+
+template <class C>
+WICK_HOST_DEVICE inline C wrap_add(C a, C b) {
+  return static_cast<C>(static_cast<wrap_t<C>>(static_cast<wrap_t<C>>(a) + static_cast<wrap_t<C>>(b)));
+}
+template <class C>
+WICK_HOST_DEVICE inline C wrap_sub(C a, C b) {
+  return static_cast<C>(static_cast<wrap_t<C>>(static_cast<wrap_t<C>>(a) - static_cast<wrap_t<C>>(b)));
+}
+template <class C>
+WICK_HOST_DEVICE inline C wrap_mul(C a, C b) {
+  // u8 operands promote to int; 255 * 255 still fits, and the cast back wraps.
+  return static_cast<C>(static_cast<wrap_t<C>>(static_cast<wrap_t<C>>(a) * static_cast<wrap_t<C>>(b)));
+}
+
+// ---- unary ---------------------------------------------------------------------------------
+
+struct Exp {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C x) const { return std::exp(x); }
+};
+struct Log {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C x) const { return std::log(x); }
+};
+struct Sin {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C x) const { return std::sin(x); }
+};
+struct Cos {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C x) const { return std::cos(x); }
+};
+struct Tanh {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C x) const { return std::tanh(x); }
+};
+struct Sqrt {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C x) const { return std::sqrt(x); }
+};
+struct Erf {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C x) const { return std::erf(x); }
+};
+struct Recip {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C x) const { return C(1) / x; }
+};
+
+struct Neg {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C x) const {
+    if constexpr (std::is_integral_v<C>) {
+      return wrap_sub(C(0), x);
+    } else {
+      return -x;
+    }
+  }
+};
+
+struct Sqr {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C x) const {
+    if constexpr (std::is_integral_v<C>) {
+      return wrap_mul(x, x);
+    } else {
+      return x * x;
+    }
+  }
+};
+
+struct Abs {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C x) const {
+    if constexpr (std::is_unsigned_v<C>) {
+      return x;
+    } else if constexpr (std::is_integral_v<C>) {
+      return x < 0 ? wrap_sub(C(0), x) : x;  // |INT64_MIN| wraps to INT64_MIN
+    } else {
+      return std::fabs(x);
+    }
+  }
+};
+
+struct Ceil {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C x) const {
+    if constexpr (std::is_integral_v<C>) {
+      return x;
+    } else {
+      return std::ceil(x);
+    }
+  }
+};
+struct Floor {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C x) const {
+    if constexpr (std::is_integral_v<C>) {
+      return x;
+    } else {
+      return std::floor(x);
+    }
+  }
+};
+// Half away from zero, as std::round (not the banker's rounding of nearbyint).
+struct Round {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C x) const {
+    if constexpr (std::is_integral_v<C>) {
+      return x;
+    } else {
+      return std::round(x);
+    }
+  }
+};
+
+// -1, 0 or 1; NaN stays NaN, -0 gives 0.
+struct Sign {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C x) const {
+    if constexpr (std::is_unsigned_v<C>) {
+      return x != 0 ? C(1) : C(0);
+    } else {
+      if (x > C(0)) return C(1);
+      if (x < C(0)) return C(-1);
+      return x == C(0) ? C(0) : x;
+    }
+  }
+};
+
+// max(x, 0), written so that NaN passes through.
+struct Relu {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C x) const {
+    if constexpr (std::is_unsigned_v<C>) {
+      return x;
+    } else {
+      return x < C(0) ? C(0) : x;
+    }
+  }
+};
+
+// 0.5 x (1 + tanh(u)), u = sqrt(2 / pi) (x + 0.044715 x^3), computed as x / (1 + exp(-2u)) (the
+// same function, since (1 + tanh(u)) / 2 = sigmoid(2u)): one exp, and no cancellation for x < 0.
+struct Gelu {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C x) const {
+    const C two_k = C(1.59576912160573071176);  // 2 sqrt(2 / pi)
+    return x / (C(1) + std::exp(-two_k * (x + C(0.044715) * x * x * x)));
+  }
+};
+
+// 0.5 x (1 + erf(x / sqrt(2)))
+struct GeluErf {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C x) const {
+    return C(0.5) * x * (C(1) + std::erf(x * C(0.70710678118654752440)));
+  }
+};
+
+// 1 / (1 + exp(-x)): exp(-x) overflows to inf for very negative x, giving the right limit 0.
+struct Sigmoid {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C x) const { return C(1) / (C(1) + std::exp(-x)); }
+};
+struct Silu {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C x) const { return x / (C(1) + std::exp(-x)); }
+};
+
+// ---- unary with parameters (parameters already converted to the compute type) ---------------
+
+template <class C>
+struct Powf {
+  C e;
+  WICK_HOST_DEVICE C operator()(C x) const { return std::pow(x, e); }
+};
+
+// x > 0 ? x : alpha (exp(x) - 1); expm1 keeps the small negative x accurate.
+template <class C>
+struct Elu {
+  C alpha;
+  WICK_HOST_DEVICE C operator()(C x) const { return x > C(0) ? x : alpha * std::expm1(x); }
+};
+
+// Bounds are in the compute type (integers exact); NaN stays NaN; lo > hi gives hi.
+template <class C>
+struct Clamp {
+  C lo, hi;
+  WICK_HOST_DEVICE C operator()(C x) const {
+    const C y = x < lo ? lo : x;
+    return y > hi ? hi : y;
+  }
+};
+
+// Floats: x * mul + add in the compute type.
+template <class C>
+struct Affine {
+  C mul, add;
+  WICK_HOST_DEVICE C operator()(C x) const { return x * mul + add; }
+};
+
+// Integers: in f64, then converted to C with saturation (NaN -> 0), see Note [Integer elementwise
+// semantics]. Returns a double: the caller's convert<T> saturates.
+struct AffineInt {
+  double mul, add;
+  template <class C>
+  WICK_HOST_DEVICE double operator()(C x) const { return static_cast<double>(x) * mul + add; }
+};
+
+// ---- binary --------------------------------------------------------------------------------
+
+struct Add {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C a, C b) const {
+    if constexpr (std::is_integral_v<C>) {
+      return wrap_add(a, b);
+    } else {
+      return a + b;
+    }
+  }
+};
+struct Sub {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C a, C b) const {
+    if constexpr (std::is_integral_v<C>) {
+      return wrap_sub(a, b);
+    } else {
+      return a - b;
+    }
+  }
+};
+struct Mul {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C a, C b) const {
+    if constexpr (std::is_integral_v<C>) {
+      return wrap_mul(a, b);
+    } else {
+      return a * b;
+    }
+  }
+};
+struct Div {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C a, C b) const {
+    if constexpr (std::is_integral_v<C>) {
+      if (b == C(0)) return C(0);
+      if constexpr (std::is_signed_v<C>) {
+        if (b == C(-1)) return wrap_sub(C(0), a);  // INT64_MIN / -1 wraps to INT64_MIN
+      }
+      return static_cast<C>(a / b);
+    } else {
+      return a / b;
+    }
+  }
+};
+// NaN in either operand gives NaN (a NaN `a` fails no test and is returned; a NaN `b` makes the
+// comparison false, which returns b).
+struct Maximum {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C a, C b) const {
+    if constexpr (std::is_integral_v<C>) {
+      return a > b ? a : b;
+    } else {
+      return (a > b || a != a) ? a : b;
+    }
+  }
+};
+struct Minimum {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C a, C b) const {
+    if constexpr (std::is_integral_v<C>) {
+      return a < b ? a : b;
+    } else {
+      return (a < b || a != a) ? a : b;
+    }
+  }
+};
+struct Pow {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C a, C b) const { return std::pow(a, b); }
+};
+
+// Comparisons: IEEE semantics in the compute type (NaN compares false except for ne).
+struct Eq {
+  template <class C>
+  WICK_HOST_DEVICE bool operator()(C a, C b) const { return a == b; }
+};
+struct Ne {
+  template <class C>
+  WICK_HOST_DEVICE bool operator()(C a, C b) const { return a != b; }
+};
+struct Lt {
+  template <class C>
+  WICK_HOST_DEVICE bool operator()(C a, C b) const { return a < b; }
+};
+struct Le {
+  template <class C>
+  WICK_HOST_DEVICE bool operator()(C a, C b) const { return a <= b; }
+};
+struct Gt {
+  template <class C>
+  WICK_HOST_DEVICE bool operator()(C a, C b) const { return a > b; }
+};
+struct Ge {
+  template <class C>
+  WICK_HOST_DEVICE bool operator()(C a, C b) const { return a >= b; }
+};
+
+// ---- clamp bounds of integer tensors ---------------------------------------------------------
+//
+// Note [Integer clamp bounds]
+// Backend::unary passes parameters as doubles, which cannot hold every i64. For Clamp on an
+// integer dtype the front end therefore saturates the bounds to the dtype's range and passes the
+// int64 bit patterns in p0 / p1; the backend reads them back with clamp_bound_from_param.
+WICK_HOST_DEVICE inline double clamp_bound_to_param(int64_t v) {
+  double d;
+  std::memcpy(&d, &v, sizeof d);
+  return d;
+}
+WICK_HOST_DEVICE inline int64_t clamp_bound_from_param(double d) {
+  int64_t v;
+  std::memcpy(&v, &d, sizeof v);
+  return v;
+}
+
+}  // namespace wick::ew

@@ -1,0 +1,93 @@
+// CPU binary elementwise ops, comparisons and where_cond. The math is in
+// backend/elementwise_math.h; the loops in cpu/elementwise_loops.h.
+#include <string>
+
+#include "backend/elementwise_math.h"
+#include "cpu/cpu_backend.h"
+#include "cpu/dispatch.h"
+#include "cpu/elementwise_loops.h"
+
+namespace wick::cpu {
+
+namespace {
+
+// Arithmetic: in the compute type, rounded once to T.
+template <uint32_t Mask, class F>
+void arith(Op op, const TensorArg& a, const TensorArg& b, const TensorArg& dst) {
+  dispatch_in<Mask>(a.dtype, [&]<class T>() {
+    using C = compute_t<T>;
+    ew_loops::binary<T, T>([](T v) { return convert<C>(v); },
+                           [](C x, C y) { return convert<T>(static_cast<C>(F{}(x, y))); }, a, b, dst);
+  }, std::string(op_name(op)).c_str());
+}
+
+// Comparisons write u8 1 / 0.
+template <class F>
+void compare(Op op, const TensorArg& a, const TensorArg& b, const TensorArg& dst) {
+  dispatch(a.dtype, [&]<class T>() {
+    using C = compute_t<T>;
+    ew_loops::binary<T, uint8_t>([](T v) { return convert<C>(v); },
+                                 [](C x, C y) { return static_cast<uint8_t>(F{}(x, y) ? 1 : 0); }, a, b, dst);
+  }, std::string(op_name(op)).c_str());
+}
+
+// An unsigned integer type of the given size: where_cond only moves bits.
+template <int64_t kSize>
+using Bits = std::conditional_t<kSize == 1, uint8_t,
+                                std::conditional_t<kSize == 2, uint16_t, std::conditional_t<kSize == 4, uint32_t, uint64_t>>>;
+
+}  // namespace
+
+void CpuBackend::binary(Op op, const TensorArg& a, const TensorArg& b, const TensorArg& dst) {
+  if (dst.numel() == 0) return;
+  switch (op) {
+    case Op::Add:
+      return arith<kAllTypes, ew::Add>(op, a, b, dst);
+    case Op::Sub:
+      return arith<kAllTypes, ew::Sub>(op, a, b, dst);
+    case Op::Mul:
+      return arith<kAllTypes, ew::Mul>(op, a, b, dst);
+    case Op::Div:
+      return arith<kAllTypes, ew::Div>(op, a, b, dst);
+    case Op::Maximum:
+      return arith<kAllTypes, ew::Maximum>(op, a, b, dst);
+    case Op::Minimum:
+      return arith<kAllTypes, ew::Minimum>(op, a, b, dst);
+    case Op::Pow:
+      return arith<kFloatTypes, ew::Pow>(op, a, b, dst);
+    case Op::Eq:
+      return compare<ew::Eq>(op, a, b, dst);
+    case Op::Ne:
+      return compare<ew::Ne>(op, a, b, dst);
+    case Op::Lt:
+      return compare<ew::Lt>(op, a, b, dst);
+    case Op::Le:
+      return compare<ew::Le>(op, a, b, dst);
+    case Op::Gt:
+      return compare<ew::Gt>(op, a, b, dst);
+    case Op::Ge:
+      return compare<ew::Ge>(op, a, b, dst);
+    default:
+      break;
+  }
+  throw UnsupportedError("[binary] " + std::string(op_name(op)) + " is not a binary elementwise op");
+}
+
+void CpuBackend::where_cond(const TensorArg& cond, const TensorArg& t, const TensorArg& f, const TensorArg& dst) {
+  if (dst.numel() == 0) return;
+  constexpr uint32_t kCondTypes = dtype_bit(DType::U8) | dtype_bit(DType::U32) | dtype_bit(DType::I64);
+  dispatch_in<kCondTypes>(cond.dtype, [&]<class Cond>() {
+    switch (dtype_size(t.dtype)) {
+      case 1:
+        return ew_loops::where<Cond, Bits<1>>(cond, t, f, dst);
+      case 2:
+        return ew_loops::where<Cond, Bits<2>>(cond, t, f, dst);
+      case 4:
+        return ew_loops::where<Cond, Bits<4>>(cond, t, f, dst);
+      default:
+        return ew_loops::where<Cond, Bits<8>>(cond, t, f, dst);
+    }
+  }, "where_cond");
+}
+
+}  // namespace wick::cpu
