@@ -27,26 +27,7 @@ WICK_HOST_DEVICE inline void mulhilo(uint32_t a, uint32_t b, uint32_t* hi, uint3
   *lo = static_cast<uint32_t>(p);
 }
 
-// Block number `ctr` of the stream keyed by `seed`.
-WICK_HOST_DEVICE inline Block block(uint64_t seed, uint64_t ctr) {
-  uint32_t c0 = static_cast<uint32_t>(ctr), c1 = static_cast<uint32_t>(ctr >> 32), c2 = 0, c3 = 0;
-  uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
-  for (int r = 0; r < 10; ++r) {
-    uint32_t hi0, lo0, hi1, lo1;
-    mulhilo(0xD2511F53u, c0, &hi0, &lo0);
-    mulhilo(0xCD9E8D57u, c2, &hi1, &lo1);
-    const uint32_t n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
-    c0 = n0;
-    c1 = lo1;
-    c2 = n2;
-    c3 = lo0;
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
-  }
-  return Block{{c0, c1, c2, c3}};
-}
-
-// The raw 4x32 round function on a full 128-bit counter (for known-answer tests).
+// Ten rounds of Philox4x32 on a full 128-bit counter and 64-bit key.
 WICK_HOST_DEVICE inline Block block_raw(const uint32_t ctr_in[4], const uint32_t key_in[2]) {
   uint32_t c0 = ctr_in[0], c1 = ctr_in[1], c2 = ctr_in[2], c3 = ctr_in[3], k0 = key_in[0], k1 = key_in[1];
   for (int r = 0; r < 10; ++r) {
@@ -62,6 +43,14 @@ WICK_HOST_DEVICE inline Block block_raw(const uint32_t ctr_in[4], const uint32_t
     k1 += 0xBB67AE85u;
   }
   return Block{{c0, c1, c2, c3}};
+}
+
+// Block number `ctr` of the stream keyed by `seed`: counter (ctr low, ctr high, 0, 0), key (seed
+// low, seed high).
+WICK_HOST_DEVICE inline Block block(uint64_t seed, uint64_t ctr) {
+  const uint32_t c[4] = {static_cast<uint32_t>(ctr), static_cast<uint32_t>(ctr >> 32), 0u, 0u};
+  const uint32_t k[2] = {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)};
+  return block_raw(c, k);
 }
 
 // [0, 1) from 24 / 53 random bits.
