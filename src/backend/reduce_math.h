@@ -82,6 +82,13 @@ WICK_HOST_DEVICE inline V minmax_step(V acc, V x) {
   return (better || is_nan_value(x)) ? x : acc;
 }
 
+// The same without NaN handling, for loops that track NaN separately (a plain select vectorises
+// to one min/max instruction; a NaN test in the same select does not).
+template <bool IsMax, class V>
+WICK_HOST_DEVICE inline V minmax_select(V acc, V x) {
+  return (IsMax ? (x > acc) : (x < acc)) ? x : acc;
+}
+
 // Whether x beats best for argmin/argmax (strictly; see Note [NaN order]).
 template <bool IsMax, class V>
 WICK_HOST_DEVICE inline bool arg_better(V x, V best) {

@@ -10,6 +10,7 @@
 // Outputs are split across threads; when there are fewer outputs than threads, each output's
 // reduced range is split too and the partial results are merged in order.
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "backend/reduce_math.h"
@@ -27,6 +28,10 @@ constexpr int64_t kColW = 256;    // outputs per column-mode strip
 template <bool Unit, class T>
 inline T at(const T* p, int64_t i, int64_t s) {
   return Unit ? p[i] : p[i * s];
+}
+template <bool Unit, class T>
+inline const T* at_ptr(const T* p, int64_t i, int64_t s) {
+  return Unit ? p + i : p + i * s;
 }
 
 // ---- per-op kernels ------------------------------------------------------------------------
@@ -88,6 +93,36 @@ struct SumKernel {
   }
 };
 
+// NaN-propagating min/max of n >= 0 elements (the identity when n == 0). The select loop is an
+// OpenMP simd reduction, which lets the compiler keep vector lanes (it may not reorder a float
+// select chain on its own); NaN is tracked by a separate flag, because a NaN test in the
+// select would defeat the vector min/max instruction.
+template <bool IsMax, bool Unit, class T>
+cmp_t<T> minmax_span(const T* p, int64_t n, int64_t s) {
+  using V = cmp_t<T>;
+  V r = minmax_identity<IsMax, V>();
+  int nan = 0;
+  if constexpr (IsMax) {
+#pragma omp simd reduction(max : r) reduction(| : nan)
+    for (int64_t i = 0; i < n; ++i) {
+      const V x = static_cast<V>(at<Unit>(p, i, s));
+      r = minmax_select<true>(r, x);
+      nan |= static_cast<int>(is_nan_value(x));
+    }
+  } else {
+#pragma omp simd reduction(min : r) reduction(| : nan)
+    for (int64_t i = 0; i < n; ++i) {
+      const V x = static_cast<V>(at<Unit>(p, i, s));
+      r = minmax_select<false>(r, x);
+      nan |= static_cast<int>(is_nan_value(x));
+    }
+  }
+  if constexpr (std::is_floating_point_v<V>) {
+    if (nan) return std::numeric_limits<V>::quiet_NaN();
+  }
+  return r;
+}
+
 template <class T, bool IsMax>
 struct MinMaxKernel {
   using Acc = cmp_t<T>;
@@ -97,23 +132,25 @@ struct MinMaxKernel {
 
   template <bool Unit>
   static Acc row(const T* p, int64_t n, int64_t s, int64_t) {
-    Acc lane[kLanes];
-    for (Acc& l : lane) l = minmax_identity<IsMax, Acc>();
-    int64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes)
-      for (int l = 0; l < kLanes; ++l) lane[l] = minmax_step<IsMax>(lane[l], static_cast<Acc>(at<Unit>(p, i + l, s)));
-    Acc r = minmax_identity<IsMax, Acc>();
-    for (; i < n; ++i) r = minmax_step<IsMax>(r, static_cast<Acc>(at<Unit>(p, i, s)));
-    for (int l = 0; l < kLanes; ++l) r = minmax_step<IsMax>(r, lane[l]);
-    return r;
+    return minmax_span<IsMax, Unit>(p, n, s);
   }
 
   template <class Rows>
   static void cols(Rows rows, int64_t count, int64_t, int64_t w, Acc* out) {
+    uint8_t nan[kColW] = {};
     for (int64_t j = 0; j < w; ++j) out[j] = minmax_identity<IsMax, Acc>();
     for (int64_t k = 0; k < count; ++k) {
       const T* r = rows(k);
-      for (int64_t j = 0; j < w; ++j) out[j] = minmax_step<IsMax>(out[j], static_cast<Acc>(r[j]));
+#pragma omp simd
+      for (int64_t j = 0; j < w; ++j) {
+        const Acc x = static_cast<Acc>(r[j]);
+        out[j] = minmax_select<IsMax>(out[j], x);
+        nan[j] |= static_cast<uint8_t>(is_nan_value(x));
+      }
+    }
+    if constexpr (std::is_floating_point_v<Acc>) {
+      for (int64_t j = 0; j < w; ++j)
+        if (nan[j]) out[j] = std::numeric_limits<Acc>::quiet_NaN();
     }
   }
 
@@ -135,16 +172,26 @@ struct ArgKernel {
   static Acc merge(Acc a, Acc b) { return (a.i < 0 || (b.i >= 0 && arg_better<IsMax>(b.v, a.v))) ? b : a; }
   static Acc empty() { return {V(0), -1}; }
 
-  // The extreme value first (a vectorised pass), then the first index holding it.
+  // The extreme value of each block (a vectorised pass), the first block holding the overall
+  // extreme, then the first index in that block holding it.
   template <bool Unit>
   static Acc row(const T* p, int64_t n, int64_t s, int64_t first) {
-    const V best = MinMaxKernel<T, IsMax>::template row<Unit>(p, n, s, first);
+    V best = minmax_identity<IsMax, V>();
+    int64_t best_block = -1;
+    for (int64_t b = 0; b < n; b += kBlock) {
+      const V m = minmax_span<IsMax, Unit>(at_ptr<Unit>(p, b, s), std::min(kBlock, n - b), s);
+      if (best_block < 0 || arg_better<IsMax>(m, best)) {
+        best = m;
+        best_block = b;
+      }
+    }
     const bool nan = is_nan_value(best);
-    for (int64_t i = 0; i < n; ++i) {
+    const int64_t e = std::min(n, best_block + kBlock);
+    for (int64_t i = best_block; i < e; ++i) {
       const V x = static_cast<V>(at<Unit>(p, i, s));
       if (nan ? is_nan_value(x) : x == best) return {best, first + i};
     }
-    return {best, first};  // unreachable: best is one of the elements
+    return {best, first + best_block};  // unreachable: best is one of the block's elements
   }
 
   template <class Rows>
