@@ -1,0 +1,75 @@
+// Row loops shared by the last-dim ops of the reduce family (softmax, norms, cumsum, sort): the
+// kept dims are collapsed over src and dst together and the rows split across threads.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <vector>
+
+#include "backend/backend.h"
+#include "backend/reduce_math.h"
+#include "cpu/parallel.h"
+#include "cpu/strided.h"
+
+namespace wick::cpu {
+
+// Calls row(offsets) for every row of the last dim of `shape`; offsets[k] is the row's start in
+// operand k, whose strides are strides[k] (offsets exclude the layouts' own offsets).
+// `work_per_row` is a rough cost in elements, for the thread grain.
+template <size_t N, class F>
+void for_each_last_dim_row(const Shape& shape, const std::array<const Strides*, N>& strides, int64_t work_per_row,
+                           F&& row) {
+  const Shape outer(shape.begin(), shape.end() - 1);
+  std::array<Strides, N> os;
+  std::array<const Strides*, N> osp;
+  for (size_t k = 0; k < N; ++k) {
+    os[k] = Strides(strides[k]->begin(), strides[k]->end() - 1);
+    osp[k] = &os[k];
+  }
+  const Collapsed<N> c = collapse<N>(outer, osp);
+  const size_t r = c.shape.size();
+  parallel_for(c.numel, std::max<int64_t>(1, kGrain / std::max<int64_t>(work_per_row, 1)), [&](int64_t b, int64_t e) {
+    std::vector<int64_t> idx(r, 0);
+    std::array<int64_t, N> off{};
+    int64_t rem = b;
+    for (size_t d = r; d-- > 0;) {
+      idx[d] = rem % c.shape[d];
+      rem /= c.shape[d];
+      for (size_t k = 0; k < N; ++k) off[k] += idx[d] * c.strides[k][d];
+    }
+    for (int64_t i = b; i < e; ++i) {
+      row(off);
+      for (size_t d = r; d-- > 0;) {
+        for (size_t k = 0; k < N; ++k) off[k] += c.strides[k][d];
+        if (++idx[d] < c.shape[d]) break;
+        for (size_t k = 0; k < N; ++k) off[k] -= c.strides[k][d] * c.shape[d];
+        idx[d] = 0;
+      }
+    }
+  });
+}
+
+// Sum of n contiguous values in lanes, leaves of kBlock added pairwise (see Note [Reduction
+// accumulators] in backend/reduce_math.h).
+template <class C>
+C lane_sum(const C* p, int64_t n) {
+  constexpr int kL = 16;
+  constexpr int64_t kBlock = 2048;
+  Pairwise<C> pw;
+  auto add = [](C a, C b) { return a + b; };
+  for (int64_t b = 0; b < n; b += kBlock) {
+    const int64_t e = std::min(n, b + kBlock);
+    C lane[kL] = {};
+    int64_t i = b;
+    for (; i + kL <= e; i += kL)
+      for (int l = 0; l < kL; ++l) lane[l] += p[i + l];
+    C tail = 0;
+    for (; i < e; ++i) tail += p[i];
+    for (int w = kL / 2; w > 0; w /= 2)
+      for (int l = 0; l < w; ++l) lane[l] += lane[l + w];
+    pw.push(lane[0] + tail, add);
+  }
+  return pw.result(C(0), add);
+}
+
+}  // namespace wick::cpu

@@ -1,0 +1,278 @@
+// Reductions, normalisations, cumsum and sort: errors, NaN and tie rules, stability, empty
+// sets and accuracy on long rows (what the conformance cases do not express).
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+#include "test_util.h"
+
+namespace wick {
+namespace {
+
+constexpr float kNaNf = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+class Reduce : public ::testing::TestWithParam<Device> {};
+
+Tensor f32(const std::vector<float>& v, const Shape& s, const Device& d) { return Tensor::from_vector(v, s, d); }
+
+TEST_P(Reduce, BadDimsThrowShapeError) {
+  const Device d = GetParam();
+  Tensor x = Tensor::zeros({2, 3, 4}, DType::F32, d);
+  EXPECT_THROW(x.sum({3}), ShapeError);
+  EXPECT_THROW(x.sum({-4}), ShapeError);
+  EXPECT_THROW(x.max({1, 1}), ShapeError);
+  EXPECT_THROW(x.argmin({0, -3}), ShapeError);  // -3 is dim 0 again
+  EXPECT_THROW(x.softmax(3), ShapeError);
+  EXPECT_THROW(x.log_softmax(-4), ShapeError);
+  EXPECT_THROW(x.cumsum(5), ShapeError);
+  EXPECT_THROW(x.sort(3), ShapeError);
+  EXPECT_THROW(x.argsort(-4), ShapeError);
+}
+
+TEST_P(Reduce, DTypesOutsideTheTableThrowDTypeError) {
+  const Device d = GetParam();
+  Tensor i = Tensor::zeros({2, 3}, DType::I64, d);
+  EXPECT_THROW(i.mean({}), DTypeError);
+  EXPECT_THROW(i.softmax(), DTypeError);
+  EXPECT_THROW(i.rms_norm(Tensor(), 1e-5), DTypeError);
+  EXPECT_THROW(Tensor::zeros({2, 3}, DType::U8, d).layer_norm(Tensor(), Tensor(), 1e-5), DTypeError);
+}
+
+TEST_P(Reduce, ZeroSizeReducedSet) {
+  const Device d = GetParam();
+  Tensor x = Tensor::zeros({3, 0}, DType::F32, d);
+  for (auto f : {&Tensor::min, &Tensor::max, &Tensor::argmin, &Tensor::argmax}) {
+    try {
+      (x.*f)({1}, false);
+      ADD_FAILURE() << "no error";
+    } catch (const ShapeError& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("[3, 0]"), std::string::npos) << msg;
+      EXPECT_EQ(msg.front(), '[') << msg;
+    }
+  }
+  EXPECT_THROW(x.max({}), ShapeError);
+  // A zero-size kept dim is fine: an empty result.
+  Tensor m = x.max({0});
+  EXPECT_EQ(m.shape(), Shape({0}));
+  EXPECT_EQ(x.argmin({0}, true).shape(), Shape({1, 0}));
+  // sum over nothing is 0, mean is NaN.
+  EXPECT_EQ(x.sum({1}).to_vector<float>(), std::vector<float>(3, 0.f));
+  for (float v : x.mean({1}).to_vector<float>()) EXPECT_TRUE(std::isnan(v));
+  EXPECT_EQ(Tensor::zeros({0, 4}, DType::U8, d).sum({}).to_vector<uint8_t>(), std::vector<uint8_t>{0});
+}
+
+TEST_P(Reduce, KeepdimShapes) {
+  const Device d = GetParam();
+  Tensor x = Tensor::ones({2, 3, 4, 5}, DType::F32, d);
+  EXPECT_EQ(x.sum({1, 3}, true).shape(), Shape({2, 1, 4, 1}));
+  EXPECT_EQ(x.sum({1, 3}).shape(), Shape({2, 4}));
+  EXPECT_EQ(x.sum({}).shape(), Shape({}));
+  EXPECT_EQ(x.sum({}, true).shape(), Shape({1, 1, 1, 1}));
+  EXPECT_EQ(x.sum({-1, 0}).to_vector<float>(), std::vector<float>(12, 10.f));
+  // A rank-0 input: every op works on its one element.
+  Tensor s = Tensor::full({}, 2.5, DType::F32, d);
+  EXPECT_EQ(s.sum({}).to_vector<float>(), std::vector<float>{2.5f});
+  EXPECT_EQ(s.argmax({}).to_vector<int64_t>(), std::vector<int64_t>{0});
+  EXPECT_EQ(s.softmax().to_vector<float>(), std::vector<float>{1.f});
+  EXPECT_EQ(s.cumsum(0).to_vector<float>(), std::vector<float>{2.5f});
+  EXPECT_EQ(s.argsort().to_vector<int64_t>(), std::vector<int64_t>{0});
+}
+
+TEST_P(Reduce, MinMaxPropagateNaN) {
+  const Device d = GetParam();
+  Tensor x = f32({1, kNaNf, 3, -1, 5, 2, 0, kNaNf}, {2, 4}, d);
+  for (float v : x.max({1}).to_vector<float>()) EXPECT_TRUE(std::isnan(v));
+  const std::vector<float> m0 = x.min({0}).to_vector<float>();
+  EXPECT_EQ(m0[0], 1.f);
+  EXPECT_TRUE(std::isnan(m0[1]));
+  EXPECT_EQ(m0[2], 0.f);
+  EXPECT_TRUE(std::isnan(m0[3]));
+  // NaN beats +inf and -inf
+  Tensor y = f32({-kInf, kInf, kNaNf}, {3}, d);
+  EXPECT_TRUE(std::isnan(y.max({}).to_vector<float>()[0]));
+  EXPECT_TRUE(std::isnan(y.min({}).to_vector<float>()[0]));
+}
+
+TEST_P(Reduce, ArgFirstNaNWins) {
+  const Device d = GetParam();
+  Tensor x = f32({1, 7, kNaNf, 9, kNaNf, -3}, {6}, d);
+  EXPECT_EQ(x.argmax({}).to_vector<int64_t>(), std::vector<int64_t>{2});
+  EXPECT_EQ(x.argmin({}).to_vector<int64_t>(), std::vector<int64_t>{2});
+  // Along dim 0 (the column path): per column, the first NaN row.
+  Tensor c = f32({0, kNaNf, 5, kNaNf, 1, 2, 4, kNaNf, 9}, {3, 3}, d);
+  EXPECT_EQ(c.argmax({0}).to_vector<int64_t>(), (std::vector<int64_t>{1, 0, 2}));
+  EXPECT_EQ(c.argmin({0}).to_vector<int64_t>(), (std::vector<int64_t>{1, 0, 1}));
+}
+
+TEST_P(Reduce, ArgTiesGoToTheFirstIndex) {
+  const Device d = GetParam();
+  Tensor x = f32({1, 3, 3, 2, 0, 0}, {6}, d);
+  EXPECT_EQ(x.argmax({}).to_vector<int64_t>(), std::vector<int64_t>{1});
+  EXPECT_EQ(x.argmin({}).to_vector<int64_t>(), std::vector<int64_t>{4});
+  // A long constant row: every lane and every split piece sees a tie.
+  Tensor ones = Tensor::ones({200003}, DType::F32, d);
+  EXPECT_EQ(ones.argmax({}).to_vector<int64_t>(), std::vector<int64_t>{0});
+  EXPECT_EQ(ones.reshape({200003, 1}).argmin({0}).to_vector<int64_t>(), std::vector<int64_t>{0});
+  // Over several dims the index is row-major over the reduced dims, in their original order.
+  std::vector<float> v(2 * 3 * 2);
+  std::iota(v.begin(), v.end(), 0.f);
+  v[1 * 6 + 1 * 2 + 0] = 100;  // [1, 1, 0]
+  Tensor t = f32(v, {2, 3, 2}, d);
+  // reduce dims {0, 2} for each dim-1 index: flat index over (dim0, dim2) = i0 * 2 + i2
+  EXPECT_EQ(t.argmax({2, 0}).to_vector<int64_t>(), (std::vector<int64_t>{3, 2, 3}));
+  EXPECT_EQ(t.argmax({2, 0}, true).shape(), Shape({1, 3, 1}));
+  // integers
+  Tensor u = Tensor::from_vector<uint8_t>({5, 9, 9, 1, 1}, {5}, d);
+  EXPECT_EQ(u.argmax({}).to_vector<int64_t>(), std::vector<int64_t>{1});
+  EXPECT_EQ(u.argmin({}).to_vector<int64_t>(), std::vector<int64_t>{3});
+}
+
+TEST_P(Reduce, IntegerSumsWrap) {
+  const Device d = GetParam();
+  Tensor u = Tensor::full({300}, 1, DType::U8, d);
+  EXPECT_EQ(u.sum({}).to_vector<uint8_t>(), std::vector<uint8_t>{44});
+  EXPECT_EQ(u.cumsum().to_vector<uint8_t>()[299], 44);
+  Tensor w = Tensor::full({3}, int64_t{4000000000}, DType::U32, d);
+  EXPECT_EQ(w.sum({}).to_vector<uint32_t>(), std::vector<uint32_t>{static_cast<uint32_t>(12000000000ull)});
+  Tensor i = Tensor::from_vector<int64_t>({int64_t{1} << 60, int64_t{1} << 60, -(int64_t{1} << 61), 7}, {4}, d);
+  EXPECT_EQ(i.sum({}).to_vector<int64_t>(), std::vector<int64_t>{7});
+}
+
+// f32 sums over long rows must not be a sequential chain: compare with an f64 sum.
+TEST_P(Reduce, LongF32SumsAreAccurate) {
+  const Device d = GetParam();
+  const int64_t n = 1 << 20;
+  Tensor x = Tensor::rand_uniform({n}, DType::F32, 0, 1, d);
+  const std::vector<float> h = x.to_vector<float>();
+  double ref = 0;
+  for (float v : h) ref += v;
+  const double got = x.sum({}).to_vector<float>()[0];
+  EXPECT_NEAR(got, ref, 2e-6 * ref);  // a sequential f32 sum is off by about 1e-4 here
+  EXPECT_NEAR(x.mean({}).to_vector<float>()[0], ref / static_cast<double>(n), 2e-6);
+  // The same values summed over a leading dim (column path) and as two long rows (split path).
+  const double got_cols = x.reshape({n / 4, 4}).sum({0}).sum({}).to_vector<float>()[0];
+  EXPECT_NEAR(got_cols, ref, 2e-6 * ref);
+  const std::vector<float> rows = x.reshape({2, n / 2}).sum({1}).to_vector<float>();
+  EXPECT_NEAR(static_cast<double>(rows[0]) + rows[1], ref, 2e-6 * ref);
+  // cumsum's last element is the whole sum.
+  EXPECT_NEAR(x.cumsum().to_vector<float>()[n - 1], ref, 2e-6 * ref);
+}
+
+TEST_P(Reduce, LongColumnReductionsMatchRows) {
+  const Device d = GetParam();
+  Tensor x = Tensor::rand_normal({3001, 257}, DType::F32, 0, 1, d);
+  const std::vector<float> h = x.to_vector<float>();
+  const std::vector<float> s = x.sum({0}).to_vector<float>();
+  const std::vector<float> mx = x.max({0}).to_vector<float>();
+  const std::vector<int64_t> am = x.argmin({0}).to_vector<int64_t>();
+  for (int64_t j = 0; j < 257; ++j) {
+    double ref = 0;
+    float best = -kInf;
+    int64_t arg = 0;
+    for (int64_t i = 0; i < 3001; ++i) {
+      const float v = h[static_cast<size_t>(i * 257 + j)];
+      ref += v;
+      best = std::max(best, v);
+      if (v < h[static_cast<size_t>(arg * 257 + j)]) arg = i;
+    }
+    EXPECT_NEAR(s[static_cast<size_t>(j)], ref, 1e-4) << j;
+    EXPECT_EQ(mx[static_cast<size_t>(j)], best) << j;
+    EXPECT_EQ(am[static_cast<size_t>(j)], arg) << j;
+  }
+}
+
+TEST_P(Reduce, SoftmaxIsStable) {
+  const Device d = GetParam();
+  Tensor x = f32({1000, 1001, -1000, -1001}, {2, 2}, d);
+  const std::vector<float> y = x.softmax().to_vector<float>();
+  EXPECT_NEAR(y[0], 0.26894142f, 1e-6);
+  EXPECT_NEAR(y[1], 0.73105858f, 1e-6);
+  EXPECT_NEAR(y[2], 0.73105858f, 1e-6);
+  const std::vector<float> l = x.log_softmax().to_vector<float>();
+  EXPECT_NEAR(l[0], -1.31326169f, 1e-5);
+  EXPECT_NEAR(l[1], -0.31326169f, 1e-5);
+  // A NaN poisons its row only.
+  const std::vector<float> z = f32({1, kNaNf, 2, 3}, {2, 2}, d).softmax().to_vector<float>();
+  EXPECT_TRUE(std::isnan(z[0]) && std::isnan(z[1]));
+  EXPECT_NEAR(z[2] + z[3], 1.f, 1e-6);
+  // -inf entries get probability 0.
+  const std::vector<float> m = f32({-kInf, 0, 0}, {3}, d).softmax().to_vector<float>();
+  EXPECT_EQ(m[0], 0.f);
+  EXPECT_NEAR(m[1], 0.5f, 1e-7);
+}
+
+TEST_P(Reduce, NormsCheckTheirParameters) {
+  const Device d = GetParam();
+  Tensor x = Tensor::ones({4, 8}, DType::F32, d);
+  EXPECT_THROW(x.rms_norm(Tensor::ones({7}, DType::F32, d), 1e-5), ShapeError);
+  EXPECT_THROW(x.rms_norm(Tensor::ones({1, 8}, DType::F32, d), 1e-5), ShapeError);
+  EXPECT_THROW(x.rms_norm(Tensor::ones({8}, DType::F16, d), 1e-5), DTypeError);
+  EXPECT_THROW(x.layer_norm(Tensor::ones({8}, DType::F32, d), Tensor::ones({9}, DType::F32, d), 1e-5), ShapeError);
+  EXPECT_THROW(x.layer_norm(Tensor(), Tensor::ones({8}, DType::F64, d), 1e-5), DTypeError);
+  EXPECT_THROW(x.rms_norm(Tensor(), -1), InvalidArgument);
+  EXPECT_THROW(Tensor::full({}, 1.0, DType::F32, d).rms_norm(Tensor(), 1e-5), ShapeError);
+  for (const Device& other : available_devices()) {
+    if (!other.same_device(d)) {
+      EXPECT_THROW(x.rms_norm(Tensor::ones({8}, DType::F32, other), 1e-5), DeviceError);
+    }
+  }
+}
+
+TEST_P(Reduce, LayerNormKeepsPrecisionWithALargeMean) {
+  const Device d = GetParam();
+  std::vector<float> v(1024);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = 10000.f + static_cast<float>(i % 2 == 0 ? 1 : -1) * 0.5f;
+  const std::vector<float> y = f32(v, {1, 1024}, d).layer_norm(Tensor(), Tensor(), 0).to_vector<float>();
+  for (size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], i % 2 == 0 ? 1.f : -1.f, 1e-5) << i;
+  const std::vector<float> r = f32({3, 4}, {2}, d).rms_norm(f32({2, -1}, {2}, d), 0).to_vector<float>();
+  EXPECT_NEAR(r[0], 3 / std::sqrt(12.5) * 2, 1e-6);
+  EXPECT_NEAR(r[1], -4 / std::sqrt(12.5), 1e-6);
+}
+
+TEST_P(Reduce, SortIsStableAndOrdersNaN) {
+  const Device d = GetParam();
+  Tensor x = f32({2, kNaNf, 1, 2, -kInf, kNaNf, kInf, 1}, {8}, d);
+  auto [v, i] = x.sort();
+  EXPECT_EQ(i.to_vector<int64_t>(), (std::vector<int64_t>{4, 2, 7, 0, 3, 6, 1, 5}));
+  const std::vector<float> vv = v.to_vector<float>();
+  EXPECT_EQ(vv[0], -kInf);
+  EXPECT_EQ(vv[5], kInf);
+  EXPECT_TRUE(std::isnan(vv[6]) && std::isnan(vv[7]));
+  auto [dv, di] = x.sort(-1, true);
+  EXPECT_EQ(di.to_vector<int64_t>(), (std::vector<int64_t>{1, 5, 6, 0, 3, 2, 7, 4}));
+  EXPECT_TRUE(std::isnan(dv.to_vector<float>()[0]));
+  EXPECT_EQ(x.argsort(0, true).to_vector<int64_t>(), di.to_vector<int64_t>());
+  // Integers, along dim 0 (a transposed view in the backend); ties keep input order.
+  Tensor u = Tensor::from_vector<uint32_t>({3, 1, 1, 1, 3, 0}, {3, 2}, d);
+  auto [uv, ui] = u.sort(0);
+  EXPECT_EQ(uv.to_vector<uint32_t>(), (std::vector<uint32_t>{1, 0, 3, 1, 3, 1}));
+  EXPECT_EQ(ui.to_vector<int64_t>(), (std::vector<int64_t>{1, 2, 0, 0, 2, 1}));
+  EXPECT_EQ(u.argsort(0, true).to_vector<int64_t>(), (std::vector<int64_t>{0, 0, 2, 1, 1, 2}));
+  // A long row of few distinct keys: stability over many ties.
+  std::vector<int64_t> keys(5000);
+  for (size_t k = 0; k < keys.size(); ++k) keys[k] = static_cast<int64_t>((k * 7) % 3);
+  const std::vector<int64_t> order = Tensor::from_vector(keys, {5000}, d).argsort().to_vector<int64_t>();
+  for (size_t k = 1; k < order.size(); ++k) {
+    const auto a = static_cast<size_t>(order[k - 1]), b = static_cast<size_t>(order[k]);
+    ASSERT_TRUE(keys[a] < keys[b] || (keys[a] == keys[b] && a < b)) << k;
+  }
+}
+
+TEST_P(Reduce, CumsumAlongLeadingDim) {
+  const Device d = GetParam();
+  Tensor x = Tensor::from_vector<int64_t>({1, 2, 3, 4, 5, 6}, {3, 2}, d);
+  EXPECT_EQ(x.cumsum(0).to_vector<int64_t>(), (std::vector<int64_t>{1, 2, 4, 6, 9, 12}));
+  EXPECT_EQ(x.cumsum(1).to_vector<int64_t>(), (std::vector<int64_t>{1, 3, 3, 7, 5, 11}));
+  EXPECT_EQ(x.cumsum(-2).shape(), Shape({3, 2}));
+  const std::vector<float> h = f32({1, kNaNf, 2, 3}, {4}, d).cumsum().to_vector<float>();
+  EXPECT_EQ(h[0], 1.f);
+  EXPECT_TRUE(std::isnan(h[1]) && std::isnan(h[3]));
+}
+
+WICK_INSTANTIATE_DEVICES(Reduce);
+
+}  // namespace
+}  // namespace wick
