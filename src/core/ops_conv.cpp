@@ -8,17 +8,9 @@
 namespace wick {
 
 using front::backend;
+using front::op_tag;
 
 namespace {
-
-// front::op_tag's `"[" + std::string(...)` trips a GCC 12 -Wrestrict false positive
-// under -Werror; appending builds the same string without it.
-std::string op_tag(Op op) {
-  std::string s = "[";
-  s.append(op_name(op));
-  s.append("] ");
-  return s;
-}
 
 std::string num(int64_t v) { return std::to_string(v); }
 

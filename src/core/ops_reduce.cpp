@@ -13,14 +13,6 @@
 namespace wick {
 namespace {
 
-// "[op] " (front::op_tag built with append, which keeps GCC 12's -Wrestrict false positive away).
-std::string tag(Op op) {
-  std::string s = "[";
-  s.append(op_name(op));
-  s.append("] ");
-  return s;
-}
-
 bool needs_elements(Op op) { return op == Op::Min || op == Op::Max || op == Op::ArgMin || op == Op::ArgMax; }
 
 std::string dims_str(const std::vector<size_t>& d) {
@@ -32,7 +24,7 @@ std::string dims_str(const std::vector<size_t>& d) {
 // Normalised reduced dims, increasing; an empty `dims` means all dims.
 std::vector<size_t> reduced_dims(Op op, const Tensor& x, const Dims& dims) {
   std::vector<size_t> out;
-  const std::string t = tag(op);
+  const std::string t = front::op_tag(op);
   if (dims.empty()) {
     for (size_t d = 0; d < x.rank(); ++d) out.push_back(d);
     return out;
@@ -72,7 +64,7 @@ Tensor reduce_op(Op op, const Tensor& x, const Dims& dims, bool keepdim) {
   }
   for (size_t d : red) order.push_back(static_cast<int64_t>(d));
   if (needs_elements(op) && reduced_count == 0)
-    throw ShapeError(tag(op) + "cannot reduce over zero elements: dims " + dims_str(red) + " of input " +
+    throw ShapeError(front::op_tag(op) + "cannot reduce over zero elements: dims " + dims_str(red) + " of input " +
                      x.str());
   const DType out_dtype = (op == Op::ArgMin || op == Op::ArgMax) ? DType::I64 : x.dtype();
   Tensor out = front::new_like(x, out_shape, out_dtype);
@@ -85,7 +77,7 @@ Tensor reduce_op(Op op, const Tensor& x, const Dims& dims, bool keepdim) {
 size_t last_dim_op_dim(Op op, const Tensor& x, int64_t dim) {
   const int64_t r = static_cast<int64_t>(std::max<size_t>(x.rank(), 1));
   if (dim < -r || dim >= r)
-    throw ShapeError(tag(op) + "dim " + std::to_string(dim) + " out of range for input " + x.str());
+    throw ShapeError(front::op_tag(op) + "dim " + std::to_string(dim) + " out of range for input " + x.str());
   return static_cast<size_t>(dim < 0 ? dim + r : dim);
 }
 
@@ -109,16 +101,16 @@ void check_param(Op op, const Tensor& x, const Tensor& p, const char* what) {
   if (!p.defined()) return;
   front::check_same_device(op, x, p);
   if (p.dtype() != x.dtype())
-    throw DTypeError(tag(op) + what + " " + p.str() + " must have the input's dtype (input " + x.str() + ")");
+    throw DTypeError(front::op_tag(op) + what + " " + p.str() + " must have the input's dtype (input " + x.str() + ")");
   if (p.rank() != 1 || p.shape()[0] != x.shape().back())
-    throw ShapeError(tag(op) + what + " " + p.str() + " must have shape [" +
+    throw ShapeError(front::op_tag(op) + what + " " + p.str() + " must have shape [" +
                      std::to_string(x.shape().back()) + "] for input " + x.str());
 }
 
 void check_norm(Op op, const Tensor& x, double eps) {
   front::check_op_dtype(op, x);
-  if (x.rank() == 0) throw ShapeError(tag(op) + "needs an input of rank >= 1, got " + x.str());
-  if (!(eps >= 0)) throw InvalidArgument(tag(op) + "eps must be >= 0, got " + std::to_string(eps));
+  if (x.rank() == 0) throw ShapeError(front::op_tag(op) + "needs an input of rank >= 1, got " + x.str());
+  if (!(eps >= 0)) throw InvalidArgument(front::op_tag(op) + "eps must be >= 0, got " + std::to_string(eps));
 }
 
 }  // namespace
