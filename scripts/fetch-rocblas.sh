@@ -8,6 +8,9 @@
 # Nothing is installed into the system and the system's apt sources are not touched: apt runs
 # with its own state, cache and source list under PREFIX/.apt, and the .debs are unpacked with
 # dpkg -x. cmake/WickGpu.cmake looks in .deps/rocm13 by default (cache variable WICK_ROCBLAS_ROOT).
+# Debian 13's librocblas.so needs glibc 2.38 and GCC 13's libstdc++: on Debian 12 the ROCm build
+# links against it, but its programs do not start (they need a newer system or a real ROCm).
+# scripts/gpu-deps.sh starts with `rm -rf .deps`: run this script again after it.
 # Idempotent: a prefix that already holds the headers and libraries is left as it is
 # (WICK_FETCH_FORCE=1 fetches again).
 set -euo pipefail
