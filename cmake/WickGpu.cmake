@@ -48,13 +48,13 @@ if(WICK_CUDA)
   if(WICK_WERROR)
     target_compile_options(wick_gpu_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings -Xcompiler=-Werror>)
   endif()
-  target_link_libraries(wick_gpu_cuda PRIVATE CUDA::cudart)
+  target_link_libraries(wick_gpu_cuda PRIVATE CUDA::cudart CUDA::cublas)
 
   target_sources(wick PRIVATE $<TARGET_OBJECTS:wick_gpu_cuda>)
   set_target_properties(wick wick_gpu_cuda PROPERTIES CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}"
                                                       CUDA_RUNTIME_LIBRARY Shared)
   target_compile_definitions(wick PRIVATE WICK_HAVE_CUDA=1)
-  target_link_libraries(wick PUBLIC CUDA::cudart)
+  target_link_libraries(wick PUBLIC CUDA::cudart PRIVATE CUDA::cublas)
 endif()
 
 # ---- ROCm ------------------------------------------------------------------------------------
@@ -70,6 +70,31 @@ if(WICK_ROCM)
   endif()
   enable_language(HIP)
   find_package(hip REQUIRED CONFIG)
+
+  # rocBLAS (matmul and conv, src/gpu/runtime/blas.cu). Debian 12 does not package it; Debian 13's
+  # rocBLAS 5.5 is unpacked into .deps/rocm13 by scripts/fetch-rocblas.sh (nothing installed into the
+  # system). A regular ROCm install (/opt/rocm) is found too.
+  set(WICK_ROCBLAS_ROOT "${PROJECT_SOURCE_DIR}/.deps/rocm13" CACHE PATH
+      "Prefix holding rocBLAS (usr/include/rocblas/rocblas.h); filled by scripts/fetch-rocblas.sh")
+  find_path(WICK_ROCBLAS_INCLUDE_DIR rocblas/rocblas.h
+            HINTS ${WICK_ROCBLAS_ROOT}/usr/include ${WICK_ROCBLAS_ROOT}/include /opt/rocm/include NO_DEFAULT_PATH)
+  find_library(WICK_ROCBLAS_LIBRARY rocblas
+               HINTS ${WICK_ROCBLAS_ROOT}/usr/lib/x86_64-linux-gnu ${WICK_ROCBLAS_ROOT}/lib /opt/rocm/lib
+               NO_DEFAULT_PATH)
+  if(NOT WICK_ROCBLAS_INCLUDE_DIR OR NOT WICK_ROCBLAS_LIBRARY)
+    message(FATAL_ERROR "WICK_ROCM: the GPU matmul and convolutions need rocBLAS, not found under "
+                        "WICK_ROCBLAS_ROOT=${WICK_ROCBLAS_ROOT} or /opt/rocm. Run scripts/fetch-rocblas.sh "
+                        "(fetches Debian 13's rocBLAS 5.5 into .deps/rocm13) or set WICK_ROCBLAS_ROOT.")
+  endif()
+  add_library(wick_rocblas INTERFACE)
+  target_include_directories(wick_rocblas SYSTEM INTERFACE ${WICK_ROCBLAS_INCLUDE_DIR})
+  target_link_libraries(wick_rocblas INTERFACE ${WICK_ROCBLAS_LIBRARY})
+  if(WICK_ROCBLAS_LIBRARY MATCHES "^${WICK_ROCBLAS_ROOT}/")
+    # Debian 13's librocblas.so needs glibc 2.38 and GCC 13's libstdc++, newer than Debian 12's:
+    # executables link against it (its own undefined symbols left to the loader), but it loads
+    # only on a system that has them (Debian 13, or a GPU machine with a matching ROCm).
+    target_link_options(wick_rocblas INTERFACE "LINKER:--allow-shlib-undefined")
+  endif()
 
   set(_wick_hip_sources)
   if(WICK_CUDA)
@@ -93,11 +118,11 @@ if(WICK_ROCM)
   set_target_properties(wick_gpu_rocm PROPERTIES HIP_STANDARD 20 HIP_STANDARD_REQUIRED ON HIP_EXTENSIONS OFF
                                                  POSITION_INDEPENDENT_CODE ON)
   target_compile_options(wick_gpu_rocm PRIVATE ${WICK_WARNINGS} $<$<COMPILE_LANGUAGE:HIP>:${WICK_HIP_EXTRA_FLAGS}>)
-  target_link_libraries(wick_gpu_rocm PRIVATE hip::host)
+  target_link_libraries(wick_gpu_rocm PRIVATE hip::host wick_rocblas)
 
   target_sources(wick PRIVATE $<TARGET_OBJECTS:wick_gpu_rocm>)
   # `wick` was created before the HIP language was enabled, so its property was not initialised.
   set_target_properties(wick PROPERTIES HIP_ARCHITECTURES "${CMAKE_HIP_ARCHITECTURES}")
   target_compile_definitions(wick PRIVATE WICK_HAVE_ROCM=1)
-  target_link_libraries(wick PUBLIC hip::host)
+  target_link_libraries(wick PUBLIC hip::host PRIVATE wick_rocblas)
 endif()

@@ -43,19 +43,6 @@ void GpuBackend::scatter(const TensorArg& dst, const TensorArg&, const TensorArg
 void GpuBackend::index_add(const TensorArg& dst, const TensorArg&, const TensorArg&, int) {
   not_implemented(Op::IndexAdd, dst.dtype);
 }
-void GpuBackend::matmul(const TensorArg& a, const TensorArg&, const TensorArg&) { not_implemented(Op::Matmul, a.dtype); }
-void GpuBackend::conv1d(const TensorArg& x, const TensorArg&, const TensorArg&, const Conv1dParams&) {
-  not_implemented(Op::Conv1d, x.dtype);
-}
-void GpuBackend::conv2d(const TensorArg& x, const TensorArg&, const TensorArg&, const Conv2dParams&) {
-  not_implemented(Op::Conv2d, x.dtype);
-}
-void GpuBackend::conv_transpose1d(const TensorArg& x, const TensorArg&, const TensorArg&, const Conv1dParams&) {
-  not_implemented(Op::ConvTranspose1d, x.dtype);
-}
-void GpuBackend::conv_transpose2d(const TensorArg& x, const TensorArg&, const TensorArg&, const Conv2dParams&) {
-  not_implemented(Op::ConvTranspose2d, x.dtype);
-}
 void GpuBackend::avg_pool2d(const TensorArg& x, const TensorArg&, const Pool2dParams&) {
   not_implemented(Op::AvgPool2d, x.dtype);
 }

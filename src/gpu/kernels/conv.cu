@@ -1,0 +1,358 @@
+// Convolutions on the GPU: im2col + GEMM (forward) and GEMM + col2im (transposed), the GEMMs
+// through the BLAS shim. Same semantics as src/cpu/conv.cpp, with the index math of
+// src/backend/conv_math.h; the 1-d ops run as 2-d ones with a height of 1.
+//
+// Note [GPU conv batching]
+// The samples of a batch share one column buffer (im2col writes [n, c_in*kh*kw, oh*ow] for a
+// chunk of n samples), so each group's GEMM is one strided-batched call over the samples, or over
+// the groups when there are more groups than samples (depthwise convolutions); the other of the
+// two is looped on the host. Chunks over the samples keep the buffer under kColumnBytes (always at
+// least one sample). Dtypes: forward GEMMs write the dtype itself (f32 for f8e4m3, Note [GPU GEMM
+// dtypes]); transposed GEMMs write f32 (f64 for f64) columns which col2im sums and rounds once,
+// writing dst in any layout. im2col reads x in any layout and widens f8e4m3 to f16 on the way.
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "backend/conv_math.h"
+#include "cpu/dispatch.h"
+#include "gpu/gpu_backend.h"
+#include "gpu/kernels/map.cuh"
+#include "gpu/kernels/matmul.h"
+
+namespace wick::WICK_GPU_NS {
+
+namespace {
+
+constexpr int64_t kColumnBytes = int64_t{1} << 30;
+
+// The 2-d geometry (for transposed convolutions (h, w) is the input, (oh, ow) the larger output).
+struct Geom {
+  int64_t n, c_in, h, w;
+  int64_t c_out, kh, kw, oh, ow;
+  int64_t sh, sw, ph, pw, dh, dw;
+  int64_t groups;
+};
+
+struct Strides4 {
+  int64_t n, c, h, w;
+};
+
+Strides4 strides4(const TensorArg& t) {
+  const Strides& s = t.layout.strides();
+  return {s[0], s[1], s[2], s[3]};
+}
+
+Geom geom(const TensorArg& x, const TensorArg& dst, int64_t kh, int64_t kw, const Conv2dParams& p) {
+  return {x.shape()[0], x.shape()[1],   x.shape()[2],   x.shape()[3], dst.shape()[1], kh,
+          kw,           dst.shape()[2], dst.shape()[3], p.stride[0],  p.stride[1],    p.padding[0],
+          p.padding[1], p.dilation[0],  p.dilation[1],  p.groups};
+}
+
+TensorArg as_2d(const TensorArg& t) {
+  const Shape& s = t.shape();
+  const Strides& st = t.layout.strides();
+  return TensorArg(t.data, t.dtype,
+                   Layout(Shape{s[0], s[1], 1, s[2]}, Strides{st[0], st[1], 0, st[2]}, t.layout.offset()));
+}
+
+Conv2dParams params_2d(const Conv1dParams& p) {
+  Conv2dParams q;
+  q.stride = {1, p.stride};
+  q.padding = {0, p.padding};
+  q.dilation = {1, p.dilation};
+  q.groups = p.groups;
+  q.output_padding = {0, p.output_padding};
+  return q;
+}
+
+// col[e] for e over [samples, c_in, kh, kw, oh, ow] (row-major) = x[n, c, ih, iw], 0 in the padding.
+template <class Index, class A, class T>
+__global__ void __launch_bounds__(kern::kBlock)
+    im2col_kernel(const T* x, Strides4 xs, Geom g, Index total, A* col) {
+  const Index step = static_cast<Index>(blockDim.x) * gridDim.x;
+  for (Index e = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += step) {
+    Index r = e;
+    const int64_t ow = static_cast<int64_t>(r % static_cast<Index>(g.ow));
+    r /= static_cast<Index>(g.ow);
+    const int64_t oh = static_cast<int64_t>(r % static_cast<Index>(g.oh));
+    r /= static_cast<Index>(g.oh);
+    const int64_t j = static_cast<int64_t>(r % static_cast<Index>(g.kw));
+    r /= static_cast<Index>(g.kw);
+    const int64_t i = static_cast<int64_t>(r % static_cast<Index>(g.kh));
+    r /= static_cast<Index>(g.kh);
+    const int64_t c = static_cast<int64_t>(r % static_cast<Index>(g.c_in));
+    const int64_t n = static_cast<int64_t>(r / static_cast<Index>(g.c_in));
+    const int64_t ih = convmath::conv_in_pos(oh, i, g.sh, g.ph, g.dh);
+    const int64_t iw = convmath::conv_in_pos(ow, j, g.sw, g.pw, g.dw);
+    A v = convert<A>(0.0f);
+    if (ih >= 0 && ih < g.h && iw >= 0 && iw < g.w) v = convert<A>(x[n * xs.n + c * xs.c + ih * xs.h + iw * xs.w]);
+    col[e] = v;
+  }
+}
+
+// The adjoint of im2col as a gather, so that no atomics are needed: each output element
+// (n, co, y, x) sums the columns of the taps (i, j) and input pixels (ih, iw) with
+// ih * sh - ph + i * dh == y (and likewise for x), in the CPU's tap order, and is rounded once.
+// col is [samples, c_out, kh, kw, h, w]; e runs over [samples, c_out, oh, ow].
+template <class Index, class T, class A>
+__global__ void __launch_bounds__(kern::kBlock)
+    col2im_kernel(const A* col, Geom g, Index total, T* out, Strides4 os) {
+  const Index step = static_cast<Index>(blockDim.x) * gridDim.x;
+  for (Index e = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += step) {
+    Index r = e;
+    const int64_t x = static_cast<int64_t>(r % static_cast<Index>(g.ow));
+    r /= static_cast<Index>(g.ow);
+    const int64_t y = static_cast<int64_t>(r % static_cast<Index>(g.oh));
+    r /= static_cast<Index>(g.oh);
+    const int64_t co = static_cast<int64_t>(r % static_cast<Index>(g.c_out));
+    const int64_t n = static_cast<int64_t>(r / static_cast<Index>(g.c_out));
+    const A* base = col + (n * g.c_out + co) * g.kh * g.kw * g.h * g.w;
+    A acc = A(0);
+    for (int64_t i = 0; i < g.kh; ++i) {
+      const int64_t ty = y + g.ph - i * g.dh;
+      if (ty < 0 || ty % g.sh != 0 || ty / g.sh >= g.h) continue;
+      const int64_t ih = ty / g.sh;
+      for (int64_t j = 0; j < g.kw; ++j) {
+        const int64_t tx = x + g.pw - j * g.dw;
+        if (tx < 0 || tx % g.sw != 0 || tx / g.sw >= g.w) continue;
+        acc += base[((i * g.kw + j) * g.h + ih) * g.w + tx / g.sw];
+      }
+    }
+    out[n * os.n + co * os.c + y * os.h + x * os.w] = convert<T>(acc);
+  }
+}
+
+template <class Kernel, class... Args>
+void launch(const kern::LaunchCtx& ctx, Kernel k, int64_t total, Args... args) {
+  k<<<kern::grid_for(ctx, total), kern::kBlock, 0, gpu::native_stream(ctx.stream)>>>(args...);
+  gpu::check_launch(ctx.op, ctx.device);
+}
+
+// col is of gemm_input_dtype(x.dtype) (Note [GPU GEMM dtypes]).
+void im2col(const kern::LaunchCtx& ctx, const TensorArg& x, int64_t n0, const Geom& g, int64_t samples, void* col) {
+  const int64_t total = samples * g.c_in * g.kh * g.kw * g.oh * g.ow;
+  if (total == 0) return;
+  const Strides4 xs = strides4(x);
+  cpu::dispatch_in<kFloatTypes>(
+      x.dtype,
+      [&]<class T>() {
+        const T* xp = x.ptr<T>() + n0 * xs.n;
+        auto run = [&]<class A>() {
+          if (total <= INT32_MAX)
+            launch(ctx, im2col_kernel<uint32_t, A, T>, total, xp, xs, g, static_cast<uint32_t>(total),
+                   static_cast<A*>(col));
+          else
+            launch(ctx, im2col_kernel<int64_t, A, T>, total, xp, xs, g, total, static_cast<A*>(col));
+        };
+        if constexpr (std::is_same_v<T, f8e4m3>) {
+          run.template operator()<f16>();
+        } else {
+          run.template operator()<T>();
+        }
+      },
+      ctx.op);
+}
+
+void col2im(const kern::LaunchCtx& ctx, const void* col, const Geom& g, int64_t samples, const TensorArg& dst,
+            int64_t n0) {
+  const int64_t total = samples * g.c_out * g.oh * g.ow;
+  if (total == 0) return;
+  const Strides4 os = strides4(dst);
+  cpu::dispatch_in<kFloatTypes>(
+      dst.dtype,
+      [&]<class T>() {
+        using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
+        T* op = dst.ptr<T>() + n0 * os.n;
+        const A* cp = static_cast<const A*>(col);
+        if (total <= INT32_MAX)
+          launch(ctx, col2im_kernel<uint32_t, T, A>, total, cp, g, static_cast<uint32_t>(total), op, os);
+        else
+          launch(ctx, col2im_kernel<int64_t, T, A>, total, cp, g, total, op, os);
+      },
+      ctx.op);
+}
+
+// Leading dimension of x's per-sample [c, h*w] matrix seen column-major ([h*w, c]), or -1 when
+// its pixels are not one unit-stride run.
+int64_t plane_ld(const TensorArg& x) {
+  const Strides4 s = strides4(x);
+  const int64_t c = x.shape()[1], h = x.shape()[2], w = x.shape()[3], plane = h * w;
+  const bool unit = plane <= 1 || (h == 1 && s.w == 1) || (w == 1 && s.h == 1) || (s.w == 1 && s.h == w);
+  if (!unit) return -1;
+  if (c == 1) return std::max<int64_t>(plane, 1);
+  return s.c >= std::max<int64_t>(plane, 1) ? s.c : -1;
+}
+
+// x (or w) converted to `to` in a fresh contiguous buffer.
+TensorArg contiguous_copy(Backend& be, const kern::LaunchCtx& ctx, const TensorArg& x, DType to, kern::Scratch& hold) {
+  const Layout packed(x.shape());
+  hold = kern::Scratch(be, packed.numel() * static_cast<int64_t>(dtype_size(to)));
+  const TensorArg out(hold.get(), to, packed);
+  kern::cast(ctx, x, out);
+  return out;
+}
+
+const char* byte_ptr(const void* base, int64_t elems, DType t) {
+  return static_cast<const char*>(base) + elems * static_cast<int64_t>(dtype_size(t));
+}
+
+// Per group gi and sample s of a chunk: C_s,gi = op(A_s,gi) op(B_s,gi), as strided-batched calls over
+// the samples or the groups, whichever is more (Note [GPU conv batching]). The *_s / *_g members
+// are the element strides between samples / groups.
+struct GroupedGemm {
+  int64_t m, n, k;
+  gpu::GemmOperand a, b;
+  gpu::GemmOutput c;
+  DType at, bt, ct;
+  int64_t a_s, a_g, b_s, b_g, c_s, c_g;
+};
+
+void run_grouped(const kern::LaunchCtx& ctx, const GroupedGemm& q, int64_t samples, int64_t groups) {
+  const bool over_groups = groups > samples;
+  const int64_t batch = over_groups ? groups : samples, loops = over_groups ? samples : groups;
+  for (int64_t l = 0; l < loops; ++l) {
+    gpu::GemmOperand a = q.a, b = q.b;
+    gpu::GemmOutput c = q.c;
+    a.data = byte_ptr(q.a.data, l * (over_groups ? q.a_s : q.a_g), q.at);
+    b.data = byte_ptr(q.b.data, l * (over_groups ? q.b_s : q.b_g), q.bt);
+    c.data = const_cast<char*>(byte_ptr(q.c.data, l * (over_groups ? q.c_s : q.c_g), q.ct));
+    a.batch_stride = over_groups ? q.a_g : q.a_s;
+    b.batch_stride = over_groups ? q.b_g : q.b_s;
+    c.batch_stride = over_groups ? q.c_g : q.c_s;
+    gpu::gemm_strided_batched(ctx.stream, ctx.device, q.m, q.n, q.k, a, b, c, batch, ctx.op);
+  }
+}
+
+int64_t chunk_samples(int64_t n, int64_t bytes_per_sample) {
+  if (bytes_per_sample <= 0) return std::max<int64_t>(n, 1);
+  return std::clamp<int64_t>(kColumnBytes / bytes_per_sample, 1, std::max<int64_t>(n, 1));
+}
+
+void conv_forward(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& x, const TensorArg& w,
+                  const TensorArg& dst, const Conv2dParams& p) {
+  if (dst.numel() == 0) return;
+  const Geom g = geom(x, dst, w.shape()[2], w.shape()[3], p);
+  const int64_t cg = g.c_in / g.groups, cog = g.c_out / g.groups;
+  const int64_t kg = cg * g.kh * g.kw, out_plane = g.oh * g.ow;
+  if (kg == 0) {  // no input channels: empty sums
+    kern::const_set(ctx, dst, Scalar(0.0));
+    return;
+  }
+  const DType in_t = kern::gemm_input_dtype(x.dtype);
+  const DType out_t = x.dtype == DType::F8E4M3 ? DType::F32 : x.dtype;
+  kern::Scratch hw, ho, hcol;
+  // Weights as a row-major [c_out, kg] matrix.
+  const TensorArg wc = w.dtype == in_t && w.layout.is_contiguous() ? w : contiguous_copy(be, ctx, w, in_t, hw);
+  // Output as a contiguous [n, c_out, oh*ow] array of out_t.
+  TensorArg oc = dst;
+  if (out_t != dst.dtype || !dst.layout.is_contiguous()) {
+    ho = kern::Scratch(be, dst.numel() * static_cast<int64_t>(dtype_size(out_t)));
+    oc = TensorArg(ho.get(), out_t, Layout(dst.shape()));
+  }
+  // A 1x1 kernel at stride 1 without padding reads the input as it lies: no im2col.
+  const bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 &&
+                         x.dtype == in_t && plane_ld(x) > 0;
+  const int64_t col_rows = g.c_in * g.kh * g.kw;
+  const int64_t per_sample = pointwise ? 0 : col_rows * out_plane * static_cast<int64_t>(dtype_size(in_t));
+  const int64_t chunk = chunk_samples(g.n, per_sample);
+  if (!pointwise) hcol = kern::Scratch(be, chunk * per_sample);
+  for (int64_t n0 = 0; n0 < g.n; n0 += chunk) {
+    const int64_t ns = std::min(chunk, g.n - n0);
+    // out[s, gi*cog + co, pix] = sum_kk w[gi*cog + co, kk] col[s, gi*kg + kk, pix], i.e. column-major
+    // C[pix, co] = col^T[pix, kk] W^T[kk, co]: m = pixels, n = cog, k = kg.
+    GroupedGemm q{};
+    q.m = out_plane;
+    q.n = cog;
+    q.k = kg;
+    q.at = q.bt = in_t;
+    q.ct = out_t;
+    if (pointwise) {
+      const int64_t ld = plane_ld(x);
+      q.a = {byte_ptr(x.data, x.layout.offset() + n0 * x.layout.stride(0), in_t), kern::blas_type(in_t), false, ld, 0};
+      q.a_s = x.layout.stride(0);
+      q.a_g = cg * ld;
+    } else {
+      im2col(ctx, x, n0, g, ns, hcol.get());
+      q.a = {hcol.get(), kern::blas_type(in_t), false, out_plane, 0};
+      q.a_s = col_rows * out_plane;
+      q.a_g = kg * out_plane;
+    }
+    q.b = {byte_ptr(wc.data, wc.layout.offset(), in_t), kern::blas_type(in_t), false, kg, 0};
+    q.b_s = 0;
+    q.b_g = cog * kg;
+    q.c = {const_cast<char*>(byte_ptr(oc.data, oc.layout.offset() + n0 * g.c_out * out_plane, out_t)),
+           kern::blas_type(out_t), out_plane, 0};
+    q.c_s = g.c_out * out_plane;
+    q.c_g = cog * out_plane;
+    run_grouped(ctx, q, ns, g.groups);
+  }
+  if (oc.data != dst.data) kern::cast(ctx, oc, dst);
+}
+
+void conv_transposed(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& x, const TensorArg& w,
+                     const TensorArg& dst, const Conv2dParams& p) {
+  if (dst.numel() == 0) return;
+  const Geom g = geom(x, dst, w.shape()[2], w.shape()[3], p);
+  const int64_t cg = g.c_in / g.groups, cog = g.c_out / g.groups;
+  const int64_t kg = cog * g.kh * g.kw, in_plane = g.h * g.w;
+  if (cg == 0 || in_plane == 0 || g.n == 0) {  // nothing reaches the output
+    kern::const_set(ctx, dst, Scalar(0.0));
+    return;
+  }
+  const DType in_t = kern::gemm_input_dtype(x.dtype);
+  const DType acc_t = kern::gemm_acc_dtype(x.dtype);
+  kern::Scratch hx, hw, hcol;
+  const TensorArg xc = x.dtype == in_t && plane_ld(x) > 0 ? x : contiguous_copy(be, ctx, x, in_t, hx);
+  const TensorArg wc = w.dtype == in_t && w.layout.is_contiguous() ? w : contiguous_copy(be, ctx, w, in_t, hw);
+  const int64_t x_ld = plane_ld(xc);
+  const int64_t col_rows = g.c_out * g.kh * g.kw;
+  const int64_t per_sample = col_rows * in_plane * static_cast<int64_t>(dtype_size(acc_t));
+  const int64_t chunk = chunk_samples(g.n, per_sample);
+  hcol = kern::Scratch(be, chunk * per_sample);
+  for (int64_t n0 = 0; n0 < g.n; n0 += chunk) {
+    const int64_t ns = std::min(chunk, g.n - n0);
+    // col[s, gi*kg + kk, pix] = sum_ci w[gi*cg + ci, kk] x[s, gi*cg + ci, pix], i.e. column-major
+    // C[pix, kk] = x^T[pix, ci] W[ci, kk] with W stored column-major as [kk, ci]: m = pixels,
+    // n = kg, k = cg, B transposed.
+    GroupedGemm q{};
+    q.m = in_plane;
+    q.n = kg;
+    q.k = cg;
+    q.at = q.bt = in_t;
+    q.ct = acc_t;
+    q.a = {byte_ptr(xc.data, xc.layout.offset() + n0 * xc.layout.stride(0), in_t), kern::blas_type(in_t), false, x_ld,
+           0};
+    q.a_s = xc.layout.stride(0);
+    q.a_g = cg * x_ld;
+    q.b = {byte_ptr(wc.data, wc.layout.offset(), in_t), kern::blas_type(in_t), true, kg, 0};
+    q.b_s = 0;
+    q.b_g = cg * kg;
+    q.c = {hcol.get(), kern::blas_type(acc_t), in_plane, 0};
+    q.c_s = col_rows * in_plane;
+    q.c_g = kg * in_plane;
+    run_grouped(ctx, q, ns, g.groups);
+    col2im(ctx, hcol.get(), g, ns, dst, n0);
+  }
+}
+
+}  // namespace
+
+void GpuBackend::conv1d(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv1dParams& p) {
+  conv_forward(*this, enter("conv1d"), as_2d(x), as_2d(w), as_2d(dst), params_2d(p));
+}
+
+void GpuBackend::conv2d(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p) {
+  conv_forward(*this, enter("conv2d"), x, w, dst, p);
+}
+
+void GpuBackend::conv_transpose1d(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv1dParams& p) {
+  conv_transposed(*this, enter("conv_transpose1d"), as_2d(x), as_2d(w), as_2d(dst), params_2d(p));
+}
+
+void GpuBackend::conv_transpose2d(const TensorArg& x, const TensorArg& w, const TensorArg& dst,
+                                  const Conv2dParams& p) {
+  conv_transposed(*this, enter("conv_transpose2d"), x, w, dst, p);
+}
+
+}  // namespace wick::WICK_GPU_NS
