@@ -39,11 +39,10 @@ step() {  # step NAME TIMEOUT_S CMD...: runs CMD with its output in $OUT/NAME.lo
   git log --oneline -1 2>/dev/null
 } >"$OUT/env.log"
 
-step configure 120 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWICK_CUDA=ON \
+step build_config 120 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWICK_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES=90 || { cat "$OUT/summary.txt"; exit 1; }
 step build 300 ninja -C "$BUILD" -j"$JOBS" || { tail -40 "$OUT/build.log"; cat "$OUT/summary.txt"; exit 1; }
-step devices 60 "$BUILD/wick" devices
-cat "$OUT/devices.log"
+"$BUILD/wick" devices 2>&1 | tee -a "$OUT/env.log"
 # The GPU runtime tests take most of the device memory (out-of-memory recovery): run them alone,
 # then everything else in parallel.
 step gpu_tests 300 "$BUILD/tests/wick_tests" --gtest_filter='GpuRuntime*'

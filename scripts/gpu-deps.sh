@@ -5,7 +5,7 @@
 # LD_LIBRARY_PATH when it is present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rm -rf .deps && mkdir -p .deps/debs .deps/root
+rm -rf .deps/root .deps/debs && mkdir -p .deps/debs .deps/root
 (cd .deps/debs && apt-get download libopenblas0-pthread libopenblas-pthread-dev libgfortran5 libgtest-dev \
   >/dev/null)
 for f in .deps/debs/*.deb; do dpkg -x "$f" .deps/root; done
