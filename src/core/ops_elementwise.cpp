@@ -112,10 +112,10 @@ Tensor Tensor::where_cond(const Tensor& on_true, const Tensor& on_false) const {
   if (!is_int(dtype()))
     throw DTypeError("[where_cond] condition must be u8, u32 or i64, got " + str());
   front::check_defined(op, on_true, "on_true");
-  front::check_op_dtype(op, on_true);
   front::check_defined(op, on_false, "on_false");
   front::check_same_device(op, *this, on_true);
   front::check_same_device(op, *this, on_false);
+  front::check_op_dtype(op, on_true);
   front::check_same_dtype(op, on_true, on_false);
   const char* name = "where_cond";
   const Shape s = broadcast_shapes(broadcast_shapes(shape(), on_true.shape(), name), on_false.shape(), name);
