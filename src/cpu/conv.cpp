@@ -10,6 +10,7 @@
 #include <string>
 #include <type_traits>
 
+#include "backend/conv_geom.h"
 #include "backend/conv_math.h"
 #include "cpu/cpu_backend.h"
 #include "cpu/dispatch.h"
@@ -19,39 +20,13 @@ namespace wick::cpu {
 
 namespace {
 
+using conv::Geom;
+using conv::as_2d;
+using conv::geom;
+using conv::params_2d;
+
 // What the four convolutions need to know, in 2-d form. For the transposed convolutions (h, w)
 // is the input size and (oh, ow) the (larger) output size, as in the forward case.
-struct Geom {
-  int64_t n, c_in, h, w;
-  int64_t c_out, kh, kw, oh, ow;
-  int64_t sh, sw, ph, pw, dh, dw;
-  int64_t groups;
-};
-
-Geom geom(const TensorArg& x, const TensorArg& dst, int64_t kh, int64_t kw, const Conv2dParams& p) {
-  return {x.shape()[0], x.shape()[1],   x.shape()[2],   x.shape()[3], dst.shape()[1], kh,
-          kw,           dst.shape()[2], dst.shape()[3], p.stride[0],  p.stride[1],    p.padding[0],
-          p.padding[1], p.dilation[0],  p.dilation[1],  p.groups};
-}
-
-// [A, B, L] viewed as [A, B, 1, L]: the 1-d ops reuse the 2-d kernels.
-TensorArg as_2d(const TensorArg& t) {
-  const Shape& s = t.shape();
-  const Strides& st = t.layout.strides();
-  return TensorArg(t.data, t.dtype,
-                   Layout(Shape{s[0], s[1], 1, s[2]}, Strides{st[0], st[1], 0, st[2]}, t.layout.offset()));
-}
-
-Conv2dParams params_2d(const Conv1dParams& p) {
-  Conv2dParams q;
-  q.stride = {1, p.stride};
-  q.padding = {0, p.padding};
-  q.dilation = {1, p.dilation};
-  q.groups = p.groups;
-  q.output_padding = {0, p.output_padding};
-  return q;
-}
-
 // The element type the GEMM runs in.
 template <class T>
 using gemm_t = std::conditional_t<std::is_same_v<T, double>, double, float>;

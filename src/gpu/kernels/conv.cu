@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "backend/conv_geom.h"
 #include "backend/conv_math.h"
 #include "cpu/dispatch.h"
 #include "gpu/gpu_backend.h"
@@ -24,16 +25,14 @@ namespace wick::WICK_GPU_NS {
 
 namespace {
 
+using conv::Geom;
+using conv::as_2d;
+using conv::geom;
+using conv::params_2d;
+
 constexpr int64_t kColumnBytes = int64_t{1} << 30;
 
 // The 2-d geometry (for transposed convolutions (h, w) is the input, (oh, ow) the larger output).
-struct Geom {
-  int64_t n, c_in, h, w;
-  int64_t c_out, kh, kw, oh, ow;
-  int64_t sh, sw, ph, pw, dh, dw;
-  int64_t groups;
-};
-
 struct Strides4 {
   int64_t n, c, h, w;
 };
@@ -41,29 +40,6 @@ struct Strides4 {
 Strides4 strides4(const TensorArg& t) {
   const Strides& s = t.layout.strides();
   return {s[0], s[1], s[2], s[3]};
-}
-
-Geom geom(const TensorArg& x, const TensorArg& dst, int64_t kh, int64_t kw, const Conv2dParams& p) {
-  return {x.shape()[0], x.shape()[1],   x.shape()[2],   x.shape()[3], dst.shape()[1], kh,
-          kw,           dst.shape()[2], dst.shape()[3], p.stride[0],  p.stride[1],    p.padding[0],
-          p.padding[1], p.dilation[0],  p.dilation[1],  p.groups};
-}
-
-TensorArg as_2d(const TensorArg& t) {
-  const Shape& s = t.shape();
-  const Strides& st = t.layout.strides();
-  return TensorArg(t.data, t.dtype,
-                   Layout(Shape{s[0], s[1], 1, s[2]}, Strides{st[0], st[1], 0, st[2]}, t.layout.offset()));
-}
-
-Conv2dParams params_2d(const Conv1dParams& p) {
-  Conv2dParams q;
-  q.stride = {1, p.stride};
-  q.padding = {0, p.padding};
-  q.dilation = {1, p.dilation};
-  q.groups = p.groups;
-  q.output_padding = {0, p.output_padding};
-  return q;
 }
 
 // col[e] for e over [samples, c_in, kh, kw, oh, ow] (row-major) = x[n, c, ih, iw], 0 in the padding.
