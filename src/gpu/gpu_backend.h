@@ -44,6 +44,20 @@ class GpuBackend final : public Backend {
   void rand_normal(const TensorArg& dst, double mean, double std, RandomStream rs) override;
   void cast(const TensorArg& src, const TensorArg& dst) override;
 
+  // Indexing (kernels/index.cu, index_scatter.cu).
+  void index_select(const TensorArg& src, const TensorArg& ids, int dim, const TensorArg& dst) override;
+  void gather(const TensorArg& src, const TensorArg& ids, int dim, const TensorArg& dst) override;
+  void scatter(const TensorArg& dst, const TensorArg& ids, const TensorArg& src, int dim, bool add) override;
+  void index_add(const TensorArg& dst, const TensorArg& ids, const TensorArg& src, int dim) override;
+  // Pooling and resampling (kernels/pool.cu), rotary embeddings (kernels/rope.cu).
+  void avg_pool2d(const TensorArg& x, const TensorArg& dst, const Pool2dParams& p) override;
+  void max_pool2d(const TensorArg& x, const TensorArg& dst, const Pool2dParams& p) override;
+  void upsample_nearest1d(const TensorArg& x, const TensorArg& dst) override;
+  void upsample_nearest2d(const TensorArg& x, const TensorArg& dst) override;
+  void upsample_bilinear2d(const TensorArg& x, const TensorArg& dst, bool align_corners) override;
+  void rope(const TensorArg& x, const TensorArg& cos, const TensorArg& sin, const TensorArg& dst,
+            bool interleaved) override;
+
   // Not implemented on the GPU yet (gpu_pending.cpp): they throw UnsupportedError and
   // implements() says false for their ops.
   void unary(Op op, double p0, double p1, const TensorArg& src, const TensorArg& dst) override;
@@ -56,22 +70,11 @@ class GpuBackend final : public Backend {
                   double eps) override;
   void cumsum(const TensorArg& src, const TensorArg& dst) override;
   void sort(const TensorArg& src, const TensorArg& values, const TensorArg& indices, bool descending) override;
-  void index_select(const TensorArg& src, const TensorArg& ids, int dim, const TensorArg& dst) override;
-  void gather(const TensorArg& src, const TensorArg& ids, int dim, const TensorArg& dst) override;
-  void scatter(const TensorArg& dst, const TensorArg& ids, const TensorArg& src, int dim, bool add) override;
-  void index_add(const TensorArg& dst, const TensorArg& ids, const TensorArg& src, int dim) override;
   void matmul(const TensorArg& a, const TensorArg& b, const TensorArg& dst) override;
   void conv1d(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv1dParams& p) override;
   void conv2d(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p) override;
   void conv_transpose1d(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv1dParams& p) override;
   void conv_transpose2d(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p) override;
-  void avg_pool2d(const TensorArg& x, const TensorArg& dst, const Pool2dParams& p) override;
-  void max_pool2d(const TensorArg& x, const TensorArg& dst, const Pool2dParams& p) override;
-  void upsample_nearest1d(const TensorArg& x, const TensorArg& dst) override;
-  void upsample_nearest2d(const TensorArg& x, const TensorArg& dst) override;
-  void upsample_bilinear2d(const TensorArg& x, const TensorArg& dst, bool align_corners) override;
-  void rope(const TensorArg& x, const TensorArg& cos, const TensorArg& sin, const TensorArg& dst,
-            bool interleaved) override;
 
   int ordinal() const { return ordinal_; }
   const gpu::DeviceProperties& properties() const { return props_; }
