@@ -27,8 +27,8 @@ std::vector<Device> gpus() {
   return out;
 }
 
-#define WICK_REQUIRE_GPU(var)                                                                  \
-  const std::vector<Device> var = gpus();                                                      \
+#define WICK_REQUIRE_GPU(var)             \
+  const std::vector<Device> var = gpus(); \
   if (var.empty()) GTEST_SKIP() << "no GPU present (or wick built without WICK_CUDA / WICK_ROCM)"
 
 std::vector<unsigned char> bytes_of(const Tensor& t) {

@@ -47,8 +47,8 @@ __global__ void __launch_bounds__(kBlock) check_ids_kernel(Meta<Index, 1> m, Ind
 }
 
 template <class U, class I, class Index>
-__global__ void __launch_bounds__(kBlock) gather_kernel(Meta<Index, 3> m, Index n, U* out, const U* src, const I* ids,
-                                                        int64_t src_dim_stride) {
+__global__ void __launch_bounds__(kBlock)
+    gather_kernel(Meta<Index, 3> m, Index n, U* out, const U* src, const I* ids, int64_t src_dim_stride) {
   const Index step = static_cast<Index>(blockDim.x) * gridDim.x;
   for (Index i = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
     Index off[3];
@@ -155,7 +155,8 @@ void gather(const LaunchCtx& ctx, const TensorArg& dst, const TensorArg& src, co
       ids.dtype,
       [&]<class I>() {
         by_size(width, [&]<class U>() {
-          U* const o = reinterpret_cast<U*>(static_cast<char*>(dst.data) + dst.layout.offset() * static_cast<int64_t>(elem));
+          U* const o =
+              reinterpret_cast<U*>(static_cast<char*>(dst.data) + dst.layout.offset() * static_cast<int64_t>(elem));
           const U* const s = reinterpret_cast<const U*>(static_cast<const char*>(src.data) +
                                                         src.layout.offset() * static_cast<int64_t>(elem));
           gather_launch<U, I>(ctx, p, o, s, ids.ptr<I>(), src_dim_stride);
@@ -234,8 +235,7 @@ void GpuBackend::gather(const TensorArg& src, const TensorArg& ids, int dim, con
   const kern::LaunchCtx ctx = enter("gather");
   const size_t d = static_cast<size_t>(dim);
   validate_ids(*this, ctx, ids, src.layout.dim(d), dim);
-  kern::gather(ctx, dst, src, with_zero_at(src.layout.strides(), d), src.layout.stride(d), ids,
-               ids.layout.strides());
+  kern::gather(ctx, dst, src, with_zero_at(src.layout.strides(), d), src.layout.stride(d), ids, ids.layout.strides());
 }
 
 void GpuBackend::scatter(const TensorArg& dst, const TensorArg& ids, const TensorArg& src, int dim, bool add) {

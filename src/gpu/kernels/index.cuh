@@ -23,8 +23,8 @@ int64_t numel_from(const Plan<N>& p, int first) {
 // launch over all dims (Index uint32_t when the plan fits, else int64_t) or, past kMaxDims dims,
 // one 64-bit launch per index of the outer dims, `offsets` being each operand's element offset of
 // that slice and `base` the row-major flat index of its first element (the Meta then covers dims
-// [first, rank)). `extra_fits` lets the caller veto the
-// 32-bit path for offsets the plan does not see (an id times a dim stride, say).
+// [first, rank)). `extra_fits` lets the caller veto the 32-bit path for offsets the plan does not
+// see (a pair distance, say; an id times a dim stride is always computed in 64 bits).
 template <int N, class L>
 void for_each_launch(const Plan<N>& p, bool extra_fits, L&& launch) {
   if (p.rank() <= kMaxDims) {

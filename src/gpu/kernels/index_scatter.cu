@@ -13,8 +13,8 @@ namespace wick::WICK_GPU_NS::kern {
 namespace {
 
 template <bool Add, class T, class I, class Index>
-__global__ void __launch_bounds__(kBlock) scatter_kernel(Meta<Index, 3> m, Index n, T* dst, const T* src,
-                                                         const I* ids, int64_t dst_dim_stride) {
+__global__ void __launch_bounds__(kBlock)
+    scatter_kernel(Meta<Index, 3> m, Index n, T* dst, const T* src, const I* ids, int64_t dst_dim_stride) {
   const Index step = static_cast<Index>(blockDim.x) * gridDim.x;
   for (Index i = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
     Index off[3];

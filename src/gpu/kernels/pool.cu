@@ -79,8 +79,8 @@ void launch_planes(const LaunchCtx& ctx, const Plane4& x, const Plane4& y, bool 
   if (total == 0) return;
   const auto stream = gpu::native_stream(ctx.stream);
   if (extra_fits && total <= INT32_MAX && offsets_fit(x) && offsets_fit(y)) {
-    plane_kernel<uint32_t, F><<<grid_for(ctx, total), kBlock, 0, stream>>>(f, geo<uint32_t>(x, y),
-                                                                            static_cast<uint32_t>(total));
+    plane_kernel<uint32_t, F>
+        <<<grid_for(ctx, total), kBlock, 0, stream>>>(f, geo<uint32_t>(x, y), static_cast<uint32_t>(total));
   } else {
     plane_kernel<int64_t, F><<<grid_for(ctx, total), kBlock, 0, stream>>>(f, geo<int64_t>(x, y), total);
   }

@@ -20,8 +20,8 @@ namespace kern {
 namespace {
 
 template <class T, class Index>
-__global__ void __launch_bounds__(kBlock) rope_kernel(Meta<Index, 4> m, Index n, T* y, const T* x, const T* cs,
-                                                      const T* sn, Index x_pair, Index y_pair) {
+__global__ void __launch_bounds__(kBlock)
+    rope_kernel(Meta<Index, 4> m, Index n, T* y, const T* x, const T* cs, const T* sn, Index x_pair, Index y_pair) {
   using A = compute_t<T>;
   const Index step = static_cast<Index>(blockDim.x) * gridDim.x;
   for (Index i = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
