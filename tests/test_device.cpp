@@ -55,7 +55,8 @@ TEST(Device, GpuWithoutBackend) {
     const std::string m = message_of([] { (void)Device::cuda(1); });
     EXPECT_NE(m.find("[device]"), std::string::npos) << m;
     EXPECT_NE(m.find("cuda:1"), std::string::npos) << m;
-    EXPECT_NE(m.find("-DWICK_CUDA=ON"), std::string::npos) << m;
+    // A build without the backend says how to get it; a build with it says no such device is present.
+    EXPECT_TRUE(m.find("-DWICK_CUDA=ON") != std::string::npos || m.find("no such device") != std::string::npos) << m;
     EXPECT_THROW((void)Device::parse("cuda:1"), DeviceError);
     EXPECT_THROW((void)Device::parse("cuda"), DeviceError);
     EXPECT_EQ(Device::cuda_if_available(), Device::cpu());
@@ -65,7 +66,7 @@ TEST(Device, GpuWithoutBackend) {
     EXPECT_THROW((void)Device::rocm(), DeviceError);
     const std::string m = message_of([] { (void)Device::parse("rocm:0"); });
     EXPECT_NE(m.find("rocm:0"), std::string::npos) << m;
-    EXPECT_NE(m.find("-DWICK_ROCM=ON"), std::string::npos) << m;
+    EXPECT_TRUE(m.find("-DWICK_ROCM=ON") != std::string::npos || m.find("no such device") != std::string::npos) << m;
     EXPECT_EQ(Device::rocm_if_available(), Device::cpu());
   }
   if (!has_cuda && !has_rocm) {

@@ -59,6 +59,19 @@ bool implemented(Op op) {
     case Op::Conv2d:
     case Op::ConvTranspose1d:
     case Op::ConvTranspose2d:
+    // kernels/index.cu, index_scatter.cu, pool.cu, rope.cu
+    case Op::IndexSelect:
+    case Op::Gather:
+    case Op::Scatter:
+    case Op::ScatterAdd:
+    case Op::IndexAdd:
+    case Op::AvgPool2d:
+    case Op::MaxPool2d:
+    case Op::UpsampleNearest1d:
+    case Op::UpsampleNearest2d:
+    case Op::UpsampleBilinear2d:
+    case Op::Rope:
+    case Op::RopeI:
       return true;
     default:
       return false;
@@ -72,13 +85,16 @@ bool GpuBackend::implements(Op op, DType dtype) const { return op_defined_for(op
 
 void* GpuBackend::raw_alloc(int64_t nbytes) {
   enter("alloc");
+  // Sizes are rounded up to whole 32-bit words: the sub-word atomics of scatter_add / index_add
+  // (kernels/index.cuh) update the aligned word that holds an element.
+  const int64_t padded = (nbytes + 3) & ~int64_t{3};
   // Larger than the device: out of memory, whatever error code the runtime would pick for it.
-  void* p = nbytes <= props_.total_memory ? pool_.allocate(nbytes, stream_) : nullptr;
+  void* p = nbytes <= props_.total_memory ? pool_.allocate(padded, stream_) : nullptr;
   if (!p && nbytes <= props_.total_memory) {
     // Blocks cached in this pool cannot serve a larger request; give them back and retry once.
     stream_.synchronize("alloc");
     pool_.trim(0);
-    p = pool_.allocate(nbytes, stream_);
+    p = pool_.allocate(padded, stream_);
   }
   if (!p) {
     int64_t free_bytes = 0, total = 0;

@@ -50,6 +50,19 @@ class GpuBackend final : public Backend {
   void conv2d(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p) override;
   void conv_transpose1d(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv1dParams& p) override;
   void conv_transpose2d(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p) override;
+  // Indexing (kernels/index.cu, index_scatter.cu).
+  void index_select(const TensorArg& src, const TensorArg& ids, int dim, const TensorArg& dst) override;
+  void gather(const TensorArg& src, const TensorArg& ids, int dim, const TensorArg& dst) override;
+  void scatter(const TensorArg& dst, const TensorArg& ids, const TensorArg& src, int dim, bool add) override;
+  void index_add(const TensorArg& dst, const TensorArg& ids, const TensorArg& src, int dim) override;
+  // Pooling and resampling (kernels/pool.cu), rotary embeddings (kernels/rope.cu).
+  void avg_pool2d(const TensorArg& x, const TensorArg& dst, const Pool2dParams& p) override;
+  void max_pool2d(const TensorArg& x, const TensorArg& dst, const Pool2dParams& p) override;
+  void upsample_nearest1d(const TensorArg& x, const TensorArg& dst) override;
+  void upsample_nearest2d(const TensorArg& x, const TensorArg& dst) override;
+  void upsample_bilinear2d(const TensorArg& x, const TensorArg& dst, bool align_corners) override;
+  void rope(const TensorArg& x, const TensorArg& cos, const TensorArg& sin, const TensorArg& dst,
+            bool interleaved) override;
 
   // Not implemented on the GPU yet (gpu_pending.cpp): they throw UnsupportedError and
   // implements() says false for their ops.
@@ -63,17 +76,6 @@ class GpuBackend final : public Backend {
                   double eps) override;
   void cumsum(const TensorArg& src, const TensorArg& dst) override;
   void sort(const TensorArg& src, const TensorArg& values, const TensorArg& indices, bool descending) override;
-  void index_select(const TensorArg& src, const TensorArg& ids, int dim, const TensorArg& dst) override;
-  void gather(const TensorArg& src, const TensorArg& ids, int dim, const TensorArg& dst) override;
-  void scatter(const TensorArg& dst, const TensorArg& ids, const TensorArg& src, int dim, bool add) override;
-  void index_add(const TensorArg& dst, const TensorArg& ids, const TensorArg& src, int dim) override;
-  void avg_pool2d(const TensorArg& x, const TensorArg& dst, const Pool2dParams& p) override;
-  void max_pool2d(const TensorArg& x, const TensorArg& dst, const Pool2dParams& p) override;
-  void upsample_nearest1d(const TensorArg& x, const TensorArg& dst) override;
-  void upsample_nearest2d(const TensorArg& x, const TensorArg& dst) override;
-  void upsample_bilinear2d(const TensorArg& x, const TensorArg& dst, bool align_corners) override;
-  void rope(const TensorArg& x, const TensorArg& cos, const TensorArg& sin, const TensorArg& dst,
-            bool interleaved) override;
 
   int ordinal() const { return ordinal_; }
   const gpu::DeviceProperties& properties() const { return props_; }

@@ -31,35 +31,5 @@ void GpuBackend::cumsum(const TensorArg& src, const TensorArg&) { not_implemente
 void GpuBackend::sort(const TensorArg& src, const TensorArg& values, const TensorArg&, bool) {
   not_implemented(values.defined() ? Op::Sort : Op::Argsort, src.dtype);
 }
-void GpuBackend::index_select(const TensorArg& src, const TensorArg&, int, const TensorArg&) {
-  not_implemented(Op::IndexSelect, src.dtype);
-}
-void GpuBackend::gather(const TensorArg& src, const TensorArg&, int, const TensorArg&) {
-  not_implemented(Op::Gather, src.dtype);
-}
-void GpuBackend::scatter(const TensorArg& dst, const TensorArg&, const TensorArg&, int, bool add) {
-  not_implemented(add ? Op::ScatterAdd : Op::Scatter, dst.dtype);
-}
-void GpuBackend::index_add(const TensorArg& dst, const TensorArg&, const TensorArg&, int) {
-  not_implemented(Op::IndexAdd, dst.dtype);
-}
-void GpuBackend::avg_pool2d(const TensorArg& x, const TensorArg&, const Pool2dParams&) {
-  not_implemented(Op::AvgPool2d, x.dtype);
-}
-void GpuBackend::max_pool2d(const TensorArg& x, const TensorArg&, const Pool2dParams&) {
-  not_implemented(Op::MaxPool2d, x.dtype);
-}
-void GpuBackend::upsample_nearest1d(const TensorArg& x, const TensorArg&) {
-  not_implemented(Op::UpsampleNearest1d, x.dtype);
-}
-void GpuBackend::upsample_nearest2d(const TensorArg& x, const TensorArg&) {
-  not_implemented(Op::UpsampleNearest2d, x.dtype);
-}
-void GpuBackend::upsample_bilinear2d(const TensorArg& x, const TensorArg&, bool) {
-  not_implemented(Op::UpsampleBilinear2d, x.dtype);
-}
-void GpuBackend::rope(const TensorArg& x, const TensorArg&, const TensorArg&, const TensorArg&, bool interleaved) {
-  not_implemented(interleaved ? Op::RopeI : Op::Rope, x.dtype);
-}
 
 }  // namespace wick::WICK_GPU_NS

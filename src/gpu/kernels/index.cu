@@ -1,0 +1,258 @@
+// Indexing on the GPU: index_select, gather (here), scatter / scatter_add / index_add
+// (index_scatter.cu), and the id check they share.
+//
+// Note [GPU index kernels]
+// The same reduction as the CPU's (Note [Index kernels] in src/cpu/index.cpp): a strided loop over
+// an iteration shape with three operands (dst, src, ids), the indexed operand carrying stride 0 at
+// `dim` and the id supplying that coordinate, ids stride 0 where they are broadcast. The kernels
+// read ids in their own dtype (u8 / u32 / i64): no converted copy.
+// Ids are checked before anything is written: a check kernel records the smallest row-major
+// position of an out-of-range id with atomicMin in an 8-byte device buffer; the host reads it back
+// (the one synchronisation of these ops) and, when one was found, reads that id and throws the
+// CPU's IndexError message, so both backends name the same id. Only then are the write kernels
+// queued.
+// Gathers move bits, so they instantiate per element size; where rows are contiguous and aligned
+// they move 4, 8 or 16 bytes per thread (widen() below).
+#include <cstring>
+#include <string>
+
+#include "cpu/dispatch.h"
+#include "gpu/gpu_backend.h"
+#include "gpu/kernels/index.cuh"
+
+namespace wick::WICK_GPU_NS {
+
+namespace kern {
+
+namespace {
+
+__global__ void set_flag_kernel(unsigned long long* flag, unsigned long long value) { *flag = value; }
+
+template <class I, class Index>
+__global__ void __launch_bounds__(kBlock) check_ids_kernel(Meta<Index, 1> m, Index n, int64_t base, const I* ids,
+                                                           uint64_t size, unsigned long long* first_bad) {
+  const Index step = static_cast<Index>(blockDim.x) * gridDim.x;
+  for (Index i = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+    Index off[1];
+    offsets_of(m, i, off);
+    const I v = ids[off[0]];
+    bool bad;
+    if constexpr (std::is_unsigned_v<I>) {
+      bad = static_cast<uint64_t>(v) >= size;
+    } else {
+      bad = v < 0 || static_cast<uint64_t>(v) >= size;
+    }
+    if (bad) atomicMin(first_bad, static_cast<unsigned long long>(base + static_cast<int64_t>(i)));
+  }
+}
+
+template <class U, class I, class Index>
+__global__ void __launch_bounds__(kBlock)
+    gather_kernel(Meta<Index, 3> m, Index n, U* out, const U* src, const I* ids, int64_t src_dim_stride) {
+  const Index step = static_cast<Index>(blockDim.x) * gridDim.x;
+  for (Index i = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+    Index off[3];
+    offsets_of(m, i, off);
+    const int64_t id = static_cast<int64_t>(ids[off[2]]);
+    out[off[0]] = src[static_cast<int64_t>(off[1]) + id * src_dim_stride];
+  }
+}
+
+// 16 bytes moved as one aligned load / store.
+struct alignas(16) Bytes16 {
+  uint64_t lo, hi;
+};
+
+template <class F>
+void by_size(size_t bytes, F&& f) {
+  switch (bytes) {
+    case 1:
+      return f.template operator()<uint8_t>();
+    case 2:
+      return f.template operator()<uint16_t>();
+    case 4:
+      return f.template operator()<uint32_t>();
+    case 8:
+      return f.template operator()<uint64_t>();
+    default:
+      return f.template operator()<Bytes16>();
+  }
+}
+
+bool aligned(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
+
+// Whether the gather can move `width` bytes (k = width / elem elements) per thread: the innermost
+// dim is a contiguous row of dst and src with one id, its length and every other dst / src stride
+// (the dim stride too) are multiples of k, and both base pointers are aligned to `width`. Then the
+// plan is rewritten in units of k elements.
+bool widen(Plan<3>& p, int64_t* src_dim_stride, size_t elem, size_t width, const void* out, const void* src) {
+  const int64_t k = static_cast<int64_t>(width / elem);
+  const int r = p.rank() - 1;
+  if (p.strides[r][0] != 1 || p.strides[r][1] != 1 || p.strides[r][2] != 0 || p.shape[r] % k != 0) return false;
+  if (*src_dim_stride % k != 0 || !aligned(out, width) || !aligned(src, width)) return false;
+  for (int d = 0; d < r; ++d)
+    if (p.strides[d][0] % k != 0 || p.strides[d][1] % k != 0) return false;
+  p.shape[r] /= k;
+  p.numel /= k;
+  for (int d = 0; d < r; ++d) {
+    p.strides[d][0] /= k;
+    p.strides[d][1] /= k;
+  }
+  *src_dim_stride /= k;
+  return true;
+}
+
+template <class U, class I>
+void gather_launch(const LaunchCtx& ctx, const Plan<3>& p, U* out, const U* src, const I* ids, int64_t sds) {
+  for_each_launch<3>(p, true, [&]<class Index>(int first, const std::array<int64_t, 3>& off, int64_t) {
+    const int64_t n = numel_from(p, first);
+    gather_kernel<U, I, Index><<<grid_for(ctx, n), kBlock, 0, gpu::native_stream(ctx.stream)>>>(
+        make_meta<Index, 3>(p, first), static_cast<Index>(n), out + off[0], src + off[1], ids + off[2], sds);
+    gpu::check_launch(ctx.op, ctx.device);
+  });
+}
+
+}  // namespace
+
+void set_flag(const LaunchCtx& ctx, unsigned long long* flag, unsigned long long value) {
+  set_flag_kernel<<<1, 1, 0, gpu::native_stream(ctx.stream)>>>(flag, value);
+  gpu::check_launch(ctx.op, ctx.device);
+}
+
+void check_ids(const LaunchCtx& ctx, const TensorArg& ids, int64_t size, unsigned long long* first_bad) {
+  if (ids.numel() == 0) return;
+  const Plan<1> p = make_plan<1>(ids.shape(), {&ids.layout.strides()});
+  cpu::dispatch_in<kIdTypes>(
+      ids.dtype,
+      [&]<class I>() {
+        const I* base = ids.ptr<I>();
+        for_each_launch<1>(p, true, [&]<class Index>(int first, const std::array<int64_t, 1>& off, int64_t pos) {
+          const int64_t n = numel_from(p, first);
+          check_ids_kernel<I, Index><<<grid_for(ctx, n), kBlock, 0, gpu::native_stream(ctx.stream)>>>(
+              make_meta<Index, 1>(p, first), static_cast<Index>(n), pos, base + off[0], static_cast<uint64_t>(size),
+              first_bad);
+          gpu::check_launch(ctx.op, ctx.device);
+        });
+      },
+      ctx.op);
+}
+
+void gather(const LaunchCtx& ctx, const TensorArg& dst, const TensorArg& src, const Strides& src_strides,
+            int64_t src_dim_stride, const TensorArg& ids, const Strides& ids_strides) {
+  if (dst.numel() == 0) return;
+  Plan<3> p = make_plan<3>(dst.shape(), {&dst.layout.strides(), &src_strides, &ids_strides});
+  const size_t elem = dtype_size(dst.dtype);
+  size_t width = elem;
+  for (size_t w = 16; w > elem; w /= 2) {
+    if (widen(p, &src_dim_stride, elem, w,
+              static_cast<const char*>(dst.data) + dst.layout.offset() * static_cast<int64_t>(elem),
+              static_cast<const char*>(src.data) + src.layout.offset() * static_cast<int64_t>(elem))) {
+      width = w;
+      break;
+    }
+  }
+  cpu::dispatch_in<kIdTypes>(
+      ids.dtype,
+      [&]<class I>() {
+        by_size(width, [&]<class U>() {
+          U* const o =
+              reinterpret_cast<U*>(static_cast<char*>(dst.data) + dst.layout.offset() * static_cast<int64_t>(elem));
+          const U* const s = reinterpret_cast<const U*>(static_cast<const char*>(src.data) +
+                                                        src.layout.offset() * static_cast<int64_t>(elem));
+          gather_launch<U, I>(ctx, p, o, s, ids.ptr<I>(), src_dim_stride);
+        });
+      },
+      ctx.op);
+}
+
+}  // namespace kern
+
+namespace {
+
+Strides with_zero_at(Strides s, size_t dim) {
+  s[dim] = 0;
+  return s;
+}
+
+// Strides of 1-D ids laid along `dim` of a rank-`rank` iteration (0 elsewhere).
+Strides ids_along(size_t rank, size_t dim, int64_t stride) {
+  Strides s(rank, 0);
+  s[dim] = stride;
+  return s;
+}
+
+// The id at row-major position `pos` of ids, read from the device.
+int64_t id_at(GpuBackend& b, const TensorArg& ids, int64_t pos) {
+  int64_t off = ids.layout.offset();
+  for (size_t d = ids.layout.rank(); d-- > 0;) {
+    const int64_t n = ids.layout.dim(d);
+    off += (pos % n) * ids.layout.stride(d);
+    pos /= n;
+  }
+  return cpu::dispatch_in<kern::kIdTypes>(ids.dtype, [&]<class I>() {
+    I v{};
+    b.copy_to_host(&v, static_cast<const I*>(ids.data) + off, sizeof(I));
+    return static_cast<int64_t>(v);
+  });
+}
+
+// Checks every id against [0, size) (Note [GPU index kernels]); throws the CPU's IndexError naming
+// the first offending id in row-major order.
+void validate_ids(GpuBackend& b, const kern::LaunchCtx& ctx, const TensorArg& ids, int64_t size, int dim) {
+  const int64_t n = ids.numel();
+  if (n == 0) return;
+  // Ids whose type cannot hold an out-of-range value need no check (and no synchronisation).
+  if (ids.dtype == DType::U8 && size > 0xff) return;
+  if (ids.dtype == DType::U32 && size > 0xffffffffLL) return;
+  struct Flag {
+    GpuBackend& b;
+    void* p;
+    ~Flag() { b.raw_free(p); }
+  } flag{b, b.raw_alloc(sizeof(unsigned long long))};
+  auto* first_bad = static_cast<unsigned long long*>(flag.p);
+  kern::set_flag(ctx, first_bad, static_cast<unsigned long long>(n));
+  kern::check_ids(ctx, ids, size, first_bad);
+  unsigned long long first = 0;
+  b.copy_to_host(&first, first_bad, sizeof first);
+  if (first >= static_cast<unsigned long long>(n)) return;
+  const int64_t value = id_at(b, ids, static_cast<int64_t>(first));
+  throw IndexError(std::string("[") + ctx.op + "] index " + std::to_string(value) + " out of range for dim " +
+                   std::to_string(dim) + " of size " + std::to_string(size) + " (" + kBackendName + ":" +
+                   std::to_string(b.ordinal()) + ")");
+}
+
+}  // namespace
+
+void GpuBackend::index_select(const TensorArg& src, const TensorArg& ids, int dim, const TensorArg& dst) {
+  const kern::LaunchCtx ctx = enter("index_select");
+  const size_t d = static_cast<size_t>(dim);
+  validate_ids(*this, ctx, ids, src.layout.dim(d), dim);
+  kern::gather(ctx, dst, src, with_zero_at(src.layout.strides(), d), src.layout.stride(d), ids,
+               ids_along(dst.layout.rank(), d, ids.layout.stride(0)));
+}
+
+void GpuBackend::gather(const TensorArg& src, const TensorArg& ids, int dim, const TensorArg& dst) {
+  const kern::LaunchCtx ctx = enter("gather");
+  const size_t d = static_cast<size_t>(dim);
+  validate_ids(*this, ctx, ids, src.layout.dim(d), dim);
+  kern::gather(ctx, dst, src, with_zero_at(src.layout.strides(), d), src.layout.stride(d), ids, ids.layout.strides());
+}
+
+void GpuBackend::scatter(const TensorArg& dst, const TensorArg& ids, const TensorArg& src, int dim, bool add) {
+  const kern::LaunchCtx ctx = enter(add ? "scatter_add" : "scatter");
+  const size_t d = static_cast<size_t>(dim);
+  validate_ids(*this, ctx, ids, dst.layout.dim(d), dim);
+  kern::scatter(ctx, dst, with_zero_at(dst.layout.strides(), d), dst.layout.stride(d), src, src.layout.strides(), ids,
+                ids.layout.strides(), ids.shape(), add);
+}
+
+// index_add is a scatter_add over src's shape whose ids are 1-D along dim.
+void GpuBackend::index_add(const TensorArg& dst, const TensorArg& ids, const TensorArg& src, int dim) {
+  const kern::LaunchCtx ctx = enter("index_add");
+  const size_t d = static_cast<size_t>(dim);
+  validate_ids(*this, ctx, ids, dst.layout.dim(d), dim);
+  kern::scatter(ctx, dst, with_zero_at(dst.layout.strides(), d), dst.layout.stride(d), src, src.layout.strides(), ids,
+                ids_along(src.layout.rank(), d, ids.layout.stride(0)), src.shape(), true);
+}
+
+}  // namespace wick::WICK_GPU_NS

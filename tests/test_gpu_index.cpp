@@ -1,0 +1,163 @@
+// GPU-specific behaviour of the index, pool and rope kernels that the conformance cases do not
+// reach: atomic adds on repeated targets for every dtype (the sub-word compare-and-swap of the
+// 1- and 2-byte types included), plans of more than 8 dims (the sliced launches), the first-bad-id
+// rule of the id check with many bad ids, and offsets past 2^31. Each test compares with the CPU
+// backend and skips when no GPU is present.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "wick/error.h"
+#include "wick/memory.h"
+#include "wick/tensor.h"
+
+namespace {
+
+using wick::Device;
+using wick::DType;
+using wick::Shape;
+using wick::Tensor;
+
+std::vector<Device> gpus() {
+  std::vector<Device> out;
+  for (const Device& d : wick::available_devices())
+    if (d.is_gpu()) out.push_back(d);
+  return out;
+}
+
+#define WICK_REQUIRE_GPU(var)             \
+  const std::vector<Device> var = gpus(); \
+  if (var.empty()) GTEST_SKIP() << "no GPU present (or wick built without WICK_CUDA / WICK_ROCM)"
+
+std::vector<unsigned char> bytes_of(const Tensor& t) {
+  const Tensor c = t.to(Device::cpu()).contiguous();
+  std::vector<unsigned char> b(static_cast<size_t>(c.numel() * wick::dtype_size(c.dtype())));
+  c.to_host(b.data(), static_cast<int64_t>(b.size()));
+  return b;
+}
+
+// Small integers as `dtype`, so that sums are exact in every dtype whatever the order of the adds.
+Tensor small_ints(const Shape& shape, DType dtype, int64_t period) {
+  const int64_t n = shape.numel();
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<double>(i % period);
+  return Tensor::from_vector(v, shape).to_dtype(dtype);
+}
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const wick::IndexError& e) {
+    return e.what();
+  }
+  return "no IndexError";
+}
+
+TEST(GpuIndex, AddsToRepeatedTargetsMatchCpuForEveryDType) {
+  WICK_REQUIRE_GPU(devs);
+  for (const Device& d : devs) {
+    for (DType t : wick::kAllDTypes) {
+      SCOPED_TRACE(std::string(wick::dtype_name(t)));
+      // 200 source rows onto 3 target rows: neighbouring 1- and 2-byte elements of one word are
+      // updated by different threads at once.
+      const Tensor dst = small_ints({3, 5}, t, 3);
+      const Tensor src = small_ints({200, 5}, t, 2);
+      std::vector<int64_t> idv(200 * 5);
+      for (size_t i = 0; i < idv.size(); ++i) idv[i] = static_cast<int64_t>((i * 7 + i / 5) % 3);
+      const Tensor ids = Tensor::from_vector(idv, {200, 5});
+      const Tensor want = dst.scatter_add(ids, src, 0);
+      EXPECT_EQ(bytes_of(dst.to(d).scatter_add(ids.to(d), src.to(d), 0)), bytes_of(want));
+
+      std::vector<uint32_t> rows(200);
+      for (size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<uint32_t>(i % 3);
+      const Tensor rid = Tensor::from_vector(rows, {200});
+      EXPECT_EQ(bytes_of(dst.to(d).index_add(rid.to(d), src.to(d), 0)), bytes_of(dst.index_add(rid, src, 0)));
+      // Along the last dim with a transposed source: targets inside one row.
+      const Tensor srct = small_ints({5, 200}, t, 2).t();  // [200, 5] view, strides (1, 200)
+      const Tensor dstt = small_ints({200, 3}, t, 3);
+      std::vector<int64_t> cols(5);
+      for (size_t i = 0; i < cols.size(); ++i) cols[i] = static_cast<int64_t>(i % 2);
+      const Tensor cid = Tensor::from_vector(cols, {5});
+      EXPECT_EQ(bytes_of(dstt.to(d).index_add(cid.to(d), srct.to(d), 1)), bytes_of(dstt.index_add(cid, srct, 1)));
+    }
+  }
+}
+
+TEST(GpuIndex, MoreThanEightDimsMatchCpu) {
+  WICK_REQUIRE_GPU(devs);
+  // A rank-10 view whose dims cannot be merged: the launches are sliced over the outer dims.
+  const Shape s{2, 3, 2, 2, 3, 2, 2, 2, 3, 2};
+  wick::Dims rev(s.size());
+  for (size_t i = 0; i < s.size(); ++i) rev[i] = static_cast<int64_t>(s.size() - 1 - i);
+  const Tensor base = small_ints(s, DType::F32, 97);
+  const Tensor x = base.permute(rev);  // strides increasing inwards
+  // ids[j, ...] = 1 - j along dim 0 (size 2): no repeated targets, so scatter is deterministic.
+  std::vector<int64_t> idv(static_cast<size_t>(x.numel()));
+  for (size_t i = 0; i < idv.size(); ++i) idv[i] = 1 - static_cast<int64_t>(i / (idv.size() / 2));
+  // The same strides as x, on the CPU and on the device.
+  auto like_x = [&](const Tensor& t) { return t.permute(rev).contiguous().permute(rev); };
+  const Tensor ids = like_x(Tensor::from_vector(idv, x.shape()));
+  for (const Device& d : devs) {
+    const Tensor xd = like_x(x.to(d));
+    const Tensor idd = like_x(ids.to(d));
+    EXPECT_EQ(bytes_of(xd.gather(idd, 0)), bytes_of(x.gather(ids, 0)));
+    EXPECT_EQ(bytes_of(xd.scatter(idd, xd, 0)), bytes_of(x.scatter(ids, x, 0)));
+    EXPECT_EQ(bytes_of(xd.scatter_add(idd, xd, 0)), bytes_of(x.scatter_add(ids, x, 0)));
+    const Tensor sel = Tensor::from_vector(std::vector<int64_t>{1, 0, 1}, {3});
+    EXPECT_EQ(bytes_of(xd.index_select(sel.to(d), 4)), bytes_of(x.index_select(sel, 4)));
+    // rope over 9 leading dims: T = 3, D = 2.
+    const Tensor cs = small_ints({3, 1}, DType::F32, 3);
+    EXPECT_EQ(bytes_of(wick::rope(xd, cs.to(d), cs.to(d))), bytes_of(wick::rope(x, cs, cs)));
+  }
+}
+
+TEST(GpuIndex, FirstBadIdIsTheFirstInRowMajorOrder) {
+  WICK_REQUIRE_GPU(devs);
+  const Tensor x = small_ints({4, 300}, DType::F32, 11);
+  // Many bad ids; through a transposed view, the first in row-major order is not the first in memory.
+  std::vector<int64_t> idv(300 * 4, 0);
+  for (size_t i = 0; i < idv.size(); ++i)
+    if (i % 7 == 3) idv[i] = 4 + static_cast<int64_t>(i);
+  const Tensor ids = Tensor::from_vector(idv, {300, 4}).t();  // [4, 300]
+  const std::string cpu = message_of([&] { (void)x.gather(ids, 0); });
+  ASSERT_NE(cpu, "no IndexError");
+  for (const Device& d : devs) {
+    const Tensor xd = x.to(d);
+    const Tensor idd = Tensor::from_vector(idv, {300, 4}).to(d).t();
+    const std::string want = cpu.substr(0, cpu.rfind("(cpu)")) + "(" + d.location() + ")";
+    EXPECT_EQ(message_of([&] { (void)xd.gather(idd, 0); }), want);
+    const std::string want_add = "[scatter_add]" + want.substr(std::string("[gather]").size());
+    EXPECT_EQ(message_of([&] { (void)xd.scatter_add(idd, xd, 0); }), want_add);
+  }
+}
+
+TEST(GpuIndex, OffsetsPast2To31) {
+  WICK_REQUIRE_GPU(devs);
+  for (const Device& d : devs) {
+    wick::empty_cache(d);
+    const int64_t n = (int64_t{1} << 30) + 7;  // 2 rows: 2^31 + 14 bytes
+    // Zeros with distinct bytes in the windows read back below.
+    Tensor src = Tensor::zeros({2, n}, DType::U8, d);
+    for (int64_t at : {int64_t{0}, n - 9, (int64_t{1} << 30) - 3})
+      for (int64_t r = 0; r < 2; ++r)
+        src.narrow(1, at, 9).select(0, r).copy_from(Tensor::arange(1 + 20 * r, 10 + 20 * r, 1, DType::U8, d));
+    const Tensor ids = Tensor::from_vector(std::vector<int64_t>{1, 0, 1}, {3}).to(d);
+    const Tensor out = src.index_select(ids, 0);  // [3, n]
+    for (int64_t at : {int64_t{0}, n - 9, (int64_t{1} << 30) - 3}) {
+      EXPECT_EQ(bytes_of(out.narrow(1, at, 9).select(0, 0)), bytes_of(src.narrow(1, at, 9).select(0, 1)));
+      EXPECT_EQ(bytes_of(out.narrow(1, at, 9).select(0, 1)), bytes_of(src.narrow(1, at, 9).select(0, 0)));
+      EXPECT_EQ(bytes_of(out.narrow(1, at, 9).select(0, 2)), bytes_of(src.narrow(1, at, 9).select(0, 1)));
+    }
+    // A gather along the long dim reading near its end.
+    const Tensor gid = Tensor::from_vector(std::vector<int64_t>{n - 1, n - 2, 5}, {1, 3}).to(d);
+    const std::vector<unsigned char> g = bytes_of(src.gather(gid, 1));
+    const std::vector<unsigned char> tail = bytes_of(src.narrow(1, n - 2, 2).select(0, 0));
+    ASSERT_EQ(g.size(), 3u);
+    EXPECT_EQ(g[0], tail[1]);
+    EXPECT_EQ(g[1], tail[0]);
+  }
+}
+
+}  // namespace
