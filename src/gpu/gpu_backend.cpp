@@ -53,6 +53,8 @@ bool implemented(Op op) {
     case Op::RandNormal:
     case Op::ToDType:
     case Op::CopyStrided:
+    case Op::Copy2d:  // copy2d and cat are views plus cast in the front end
+    case Op::Cat:
     // kernels/matmul.cu, kernels/conv.cu
     case Op::Matmul:
     case Op::Conv1d:
