@@ -1,5 +1,6 @@
 #include "backend/backend.h"
 
+#include <chrono>
 #include <string>
 
 #include "cpu/cpu_backend.h"
@@ -34,6 +35,18 @@ RandomStream Backend::take_random(uint64_t blocks) {
   RandomStream rs{seed_, counter_};
   counter_ += blocks;
   return rs;
+}
+
+std::shared_ptr<void> Backend::timing_mark() {
+  synchronize();
+  return std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+}
+
+double Backend::timing_elapsed_ms(const std::shared_ptr<void>& start, const std::shared_ptr<void>& stop) {
+  using Point = std::chrono::steady_clock::time_point;
+  return std::chrono::duration<double, std::milli>(*static_cast<Point*>(stop.get()) -
+                                                   *static_cast<Point*>(start.get()))
+      .count();
 }
 
 #if defined(WICK_HAVE_CUDA)

@@ -88,6 +88,10 @@ class Backend {
   virtual MemoryStats memory_stats() { return {}; }
   virtual void reset_peak_memory() {}
   virtual void empty_cache() {}
+  // Timing marks (wick/timing.h): an opaque point in the device's queue, and the milliseconds
+  // between two marks, waiting for the second. The default reads a steady clock after synchronize().
+  virtual std::shared_ptr<void> timing_mark();
+  virtual double timing_elapsed_ms(const std::shared_ptr<void>& start, const std::shared_ptr<void>& stop);
 
   // ---- random generator state (per device) ----
   void set_seed(uint64_t seed);

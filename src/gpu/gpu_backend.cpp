@@ -168,6 +168,20 @@ void GpuBackend::empty_cache() {
   pool_.trim(0);
 }
 
+std::shared_ptr<void> GpuBackend::timing_mark() {
+  enter("timer");
+  auto e = std::make_shared<gpu::Event>(ordinal_);
+  e->record(stream_);
+  return e;
+}
+
+double GpuBackend::timing_elapsed_ms(const std::shared_ptr<void>& start, const std::shared_ptr<void>& stop) {
+  enter("timer");
+  const auto* b = static_cast<const gpu::Event*>(stop.get());
+  b->synchronize();
+  return b->elapsed_ms(*static_cast<const gpu::Event*>(start.get()));
+}
+
 // ---- creation and copies ---------------------------------------------------------------------
 
 void GpuBackend::const_set(const TensorArg& dst, Scalar value) { kern::const_set(enter("const_set"), dst, value); }

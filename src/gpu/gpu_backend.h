@@ -37,6 +37,8 @@ class GpuBackend final : public Backend {
   MemoryStats memory_stats() override;
   void reset_peak_memory() override;
   void empty_cache() override;
+  std::shared_ptr<void> timing_mark() override;  // an event recorded on the stream
+  double timing_elapsed_ms(const std::shared_ptr<void>& start, const std::shared_ptr<void>& stop) override;
 
   void const_set(const TensorArg& dst, Scalar value) override;
   void arange(const TensorArg& dst, double start, double step) override;

@@ -28,12 +28,12 @@
 #include <string>
 #include <vector>
 
+#include "wick/timing.h"
 #include "wick/tensor.h"
 
 namespace wick::tool {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kL2Budget = 50e6;  // bytes; the H100's L2 is 50 MB
 constexpr double kGpuCopyGBs = 3000.0;
@@ -48,24 +48,18 @@ class Timer {
   virtual double stop_ms() = 0;  // since start(), the device's queued work included
 };
 
-class SyncTimer final : public Timer {
+// Device events on GPUs (as the torch peer's CUDA events), a steady clock on the CPU.
+class EventTimer final : public Timer {
  public:
-  explicit SyncTimer(const Device& d) : dev_(d) {}
-  void start() override {
-    dev_.synchronize();
-    t0_ = Clock::now();
-  }
-  double stop_ms() override {
-    dev_.synchronize();
-    return std::chrono::duration<double, std::milli>(Clock::now() - t0_).count();
-  }
+  explicit EventTimer(const Device& d) : t_(d) {}
+  void start() override { t_.start(); }
+  double stop_ms() override { return t_.stop_ms(); }
 
  private:
-  Device dev_;
-  Clock::time_point t0_;
+  DeviceTimer t_;
 };
 
-std::unique_ptr<Timer> make_timer(const Device& d) { return std::make_unique<SyncTimer>(d); }
+std::unique_ptr<Timer> make_timer(const Device& d) { return std::make_unique<EventTimer>(d); }
 
 // The sizes of one shape set. Full = ANCHORS.md's GPU shapes; Cpu = about 16x smaller for the
 // memory-bound rows and matmul 2048^3; Quick = tiny, for the smoke test.
