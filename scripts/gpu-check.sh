@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole GPU run for the lent H100 machine (nvcc, cmake, ninja, 16 cores): configure and build
 # the CUDA backend, run the tests, `wick devices`, `wick check --device cuda`, and (if present)
-# compute-sanitizer memcheck over the GPU runtime tests. Every log goes to $OUT (./gpu-out if unset).
+# compute-sanitizer memcheck over the GPU tests (MEMCHECK=0 skips it). Every log goes to $OUT (./gpu-out if unset).
 # Keeps going after a failing step and exits non-zero if any step failed. About 5-8 minutes.
 set -u
 cd "$(dirname "$0")/.."
@@ -50,7 +50,7 @@ step ctest 400 ctest --test-dir "$BUILD" -j8 --output-on-failure --timeout 300 -
 grep -E "tests passed|tests failed" "$OUT/ctest.log" | tee -a "$OUT/summary.txt"
 step check 300 "$BUILD/wick" check --device cuda
 tail -5 "$OUT/check.log"
-if command -v compute-sanitizer >/dev/null 2>&1; then
+if [ "${MEMCHECK:-1}" = 1 ] && command -v compute-sanitizer >/dev/null 2>&1; then
   # The large-tensor test needs gigabytes and is slow under the sanitizer; everything else runs.
   # API errors are not reported: the out-of-memory test provokes them on purpose.
   step memcheck 400 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
