@@ -4,6 +4,20 @@
 
 namespace wick::WICK_GPU_NS::kern {
 
+namespace {
+// An op with one parameter, given in the compute type (ew::Powf, ew::Elu).
+template <template <class> class F>
+void with_param(const LaunchCtx& ctx, double p, const TensorArg& src, const TensorArg& dst) {
+  cpu::dispatch_in<kFloatTypes>(
+      src.dtype,
+      [&]<class T>() {
+        using C = compute_t<T>;
+        unary_map<T>(ctx, F<C>{static_cast<C>(p)}, src, dst);
+      },
+      ctx.op);
+}
+}  // namespace
+
 bool unary_activation(const LaunchCtx& ctx, Op op, double p0, const TensorArg& src, const TensorArg& dst) {
   switch (op) {
     case Op::Gelu:
@@ -15,23 +29,9 @@ bool unary_activation(const LaunchCtx& ctx, Op op, double p0, const TensorArg& s
     case Op::Sigmoid:
       return unary_op<kFloatTypes, ew::Sigmoid>(ctx, src, dst), true;
     case Op::Powf:
-      cpu::dispatch_in<kFloatTypes>(
-          src.dtype,
-          [&]<class T>() {
-            using C = compute_t<T>;
-            unary_map<T>(ctx, ew::Powf<C>{static_cast<C>(p0)}, src, dst);
-          },
-          ctx.op);
-      return true;
+      return with_param<ew::Powf>(ctx, p0, src, dst), true;
     case Op::Elu:
-      cpu::dispatch_in<kFloatTypes>(
-          src.dtype,
-          [&]<class T>() {
-            using C = compute_t<T>;
-            unary_map<T>(ctx, ew::Elu<C>{static_cast<C>(p0)}, src, dst);
-          },
-          ctx.op);
-      return true;
+      return with_param<ew::Elu>(ctx, p0, src, dst), true;
     default:
       return false;
   }
