@@ -322,6 +322,96 @@ void register_where(Cases& cases) {
   }
 }
 
+// ---- layouts that choose a GPU launch path ---------------------------------------------------
+//
+// A contiguous view that starts a few elements in is flat but misaligned for vector loads (the
+// GPU takes its strided path instead of the flat one); nine dims that do not merge are more than
+// one strided GPU launch describes, so the GPU launches once per index of the outer dims (Note
+// [GPU launch plans] in src/gpu/kernels/plan.h). Inputs stay within [-2, 2]: no integer wraps.
+
+struct View {
+  Tensor t;
+  Ref r;  // its values
+};
+
+// Elements [start, start + n) of a contiguous 1-d input.
+View offset_view(Ctx& c, int64_t n, int64_t start, DType d, Range r) {
+  const Tensor base = c.input_contiguous({n + start}, d, r.lo, r.hi);
+  const Ref& rb = c.ref(base);
+  Ref v(Shape{n});
+  for (int64_t i = 0; i < n; ++i) v.v[static_cast<size_t>(i)] = rb.v[static_cast<size_t>(start + i)];
+  return {base.narrow(0, start, n), v};
+}
+
+Shape rank9_shape(int64_t first = 2) {
+  Shape s{first};
+  for (int i = 1; i < 9; ++i) s.push_back(i % 2 ? 3 : 2);
+  return s;
+}
+
+// A rank-9 input stored with its dims in reverse order, so that no two neighbours merge.
+View reversed_view(Ctx& c, DType d, Range r) {
+  const Shape s = rank9_shape();
+  Shape stored;
+  std::vector<int64_t> order;
+  for (int i = 8; i >= 0; --i) {
+    stored.push_back(s[static_cast<size_t>(i)]);
+    order.push_back(i);
+  }
+  const Tensor base = c.input_contiguous(stored, d, r.lo, r.hi);
+  const Ref& rb = c.ref(base);
+  Ref v(s);
+  for_each_index(
+      s, [&](const std::vector<int64_t>& idx) { v.at(idx) = rb.at(std::vector<int64_t>(idx.rbegin(), idx.rend())); });
+  return {base.permute(Dims(order)), v};
+}
+
+void register_launch_paths(Cases& cases) {
+  auto sqr = [](double v) { return v * v; };
+  auto plus = [](double x, double y) { return x + y; };
+  auto select = [](double k, double t, double f) { return k != 0 ? t : f; };
+  constexpr int64_t kN = 1003;  // not a multiple of any vector width
+  cases.push_back({Op::Sqr, "misaligned view", kContiguousOnly, [=](Ctx& c) {
+                     const View x = offset_view(c, kN, 1, c.dtype(), clip(c.dtype(), {-2, 2}));
+                     c.expect(x.t.sqr(), map(x.r, sqr));
+                   }});
+  cases.push_back({Op::Sqr, "rank 9", kContiguousOnly, [=](Ctx& c) {
+                     const View x = reversed_view(c, c.dtype(), clip(c.dtype(), {-2, 2}));
+                     c.expect(x.t.sqr(), map(x.r, sqr));
+                   }});
+  cases.push_back({Op::Add, "misaligned view", kContiguousOnly, [=](Ctx& c) {
+                     const Range r = clip(c.dtype(), {-2, 2});
+                     const View a = offset_view(c, kN, 1, c.dtype(), r);
+                     const View b = offset_view(c, kN, 3, c.dtype(), r);
+                     c.expect(a.t.add(b.t), map2(a.r, b.r, plus));
+                     const Tensor s = c.input_contiguous(Shape{}, c.dtype(), r.lo, r.hi);
+                     c.expect(s.add(a.t), map2(c.ref(s), a.r, plus));
+                   }});
+  cases.push_back({Op::Add, "rank 9", kContiguousOnly, [=](Ctx& c) {
+                     const Range r = clip(c.dtype(), {-2, 2});
+                     const View a = reversed_view(c, c.dtype(), r);
+                     const Tensor b = c.input_contiguous(rank9_shape(), c.dtype(), r.lo, r.hi);
+                     c.expect(a.t.add(b), map2(a.r, c.ref(b), plus));
+                     // broadcast along the outermost dim, the one the slices are taken over
+                     const Tensor row = c.input_contiguous(rank9_shape(1), c.dtype(), r.lo, r.hi);
+                     c.expect(row.add(a.t), map2(c.ref(row), a.r, plus));
+                   }});
+  cases.push_back({Op::WhereCond, "misaligned view", kContiguousOnly, [=](Ctx& c) {
+                     const Range r = clip(c.dtype(), {-2, 2});
+                     const View k = offset_view(c, kN, 1, DType::U8, {0, 2});
+                     const View t = offset_view(c, kN, 2, c.dtype(), r);
+                     const Tensor f = c.input_contiguous(Shape{}, c.dtype(), r.lo, r.hi);
+                     c.expect(k.t.where_cond(t.t, f), map3(k.r, t.r, c.ref(f), select));
+                   }});
+  cases.push_back({Op::WhereCond, "rank 9", kContiguousOnly, [=](Ctx& c) {
+                     const Range r = clip(c.dtype(), {-2, 2});
+                     const View k = reversed_view(c, DType::I64, {0, 2});
+                     const Tensor t = c.input_contiguous(rank9_shape(), c.dtype(), r.lo, r.hi);
+                     const Tensor f = c.input_contiguous(rank9_shape(1), c.dtype(), r.lo, r.hi);
+                     c.expect(k.t.where_cond(t, f), map3(k.r, c.ref(t), c.ref(f), select));
+                   }});
+}
+
 // ---- to_dtype --------------------------------------------------------------------------------
 
 // Inputs of the conversions: ties, bounds of every dtype, overflow, subnormals, inf and NaN. They
@@ -382,6 +472,7 @@ void register_elementwise_cases(Cases& cases) {
   register_binary(cases);
   register_compare(cases);
   register_where(cases);
+  register_launch_paths(cases);
   register_to_dtype(cases);
 }
 

@@ -1,4 +1,4 @@
-// Per-element math of the elementwise ops, shared by the CPU loops and (later) the GPU kernels.
+// Per-element math of the elementwise ops, shared by the CPU loops and the GPU kernels.
 //
 // Each functor works on the compute type C of the element type T (compute_t<T>: f32 for the 8- and
 // 16-bit floats, the type itself otherwise); the caller loads with convert<C>, and rounds the
@@ -225,11 +225,34 @@ struct Clamp {
   }
 };
 
+// a * b + c with two roundings, never contracted into an fma. nvcc and hip-clang contract
+// a * b + c by default in device code and the CPU build does not (no fma in the baseline ISA), so
+// the GPU kernels would otherwise differ from the CPU in the last bit; for integer affine the
+// truncation that follows turns that bit into a different integer.
+template <class C>
+WICK_HOST_DEVICE inline C mul_add_unfused(C a, C b, C c) {
+  static_assert(std::is_floating_point_v<C>);
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<C, float>) {
+    return __fadd_rn(__fmul_rn(a, b), c);
+  } else {
+    return __dadd_rn(__dmul_rn(a, b), c);
+  }
+#else
+  {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+    return a * b + c;
+  }
+#endif
+}
+
 // Floats: x * mul + add in the compute type.
 template <class C>
 struct Affine {
   C mul, add;
-  WICK_HOST_DEVICE C operator()(C x) const { return x * mul + add; }
+  WICK_HOST_DEVICE C operator()(C x) const { return mul_add_unfused(x, mul, add); }
 };
 
 // Integers: in f64, then converted to C with saturation (NaN -> 0), see Note [Integer elementwise
@@ -237,7 +260,7 @@ struct Affine {
 struct AffineInt {
   double mul, add;
   template <class C>
-  WICK_HOST_DEVICE double operator()(C x) const { return static_cast<double>(x) * mul + add; }
+  WICK_HOST_DEVICE double operator()(C x) const { return mul_add_unfused(static_cast<double>(x), mul, add); }
 };
 
 // ---- binary --------------------------------------------------------------------------------

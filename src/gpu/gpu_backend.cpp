@@ -55,6 +55,45 @@ bool implemented(Op op) {
     case Op::CopyStrided:
     case Op::Copy2d:  // copy2d and cat are views plus cast in the front end
     case Op::Cat:
+    // gpu_elementwise.cpp: kernels/unary_*.cu, binary_*.cu, compare.cu, where.cu
+    case Op::Affine:
+    case Op::Powf:
+    case Op::Elu:
+    case Op::Clamp:
+    case Op::Exp:
+    case Op::Log:
+    case Op::Sin:
+    case Op::Cos:
+    case Op::Tanh:
+    case Op::Neg:
+    case Op::Recip:
+    case Op::Sqr:
+    case Op::Sqrt:
+    case Op::Abs:
+    case Op::Ceil:
+    case Op::Floor:
+    case Op::Round:
+    case Op::Sign:
+    case Op::Relu:
+    case Op::Gelu:
+    case Op::GeluErf:
+    case Op::Erf:
+    case Op::Silu:
+    case Op::Sigmoid:
+    case Op::Add:
+    case Op::Sub:
+    case Op::Mul:
+    case Op::Div:
+    case Op::Maximum:
+    case Op::Minimum:
+    case Op::Pow:
+    case Op::Eq:
+    case Op::Ne:
+    case Op::Lt:
+    case Op::Le:
+    case Op::Gt:
+    case Op::Ge:
+    case Op::WhereCond:
     // kernels/matmul.cu, kernels/conv.cu
     case Op::Matmul:
     case Op::Conv1d:

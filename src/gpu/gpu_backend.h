@@ -66,11 +66,13 @@ class GpuBackend final : public Backend {
   void rope(const TensorArg& x, const TensorArg& cos, const TensorArg& sin, const TensorArg& dst,
             bool interleaved) override;
 
-  // Not implemented on the GPU yet (gpu_pending.cpp): they throw UnsupportedError and
-  // implements() says false for their ops.
+  // Elementwise (gpu_elementwise.cpp; kernels/unary_*.cu, binary_*.cu, compare.cu, where.cu).
   void unary(Op op, double p0, double p1, const TensorArg& src, const TensorArg& dst) override;
   void binary(Op op, const TensorArg& a, const TensorArg& b, const TensorArg& dst) override;
   void where_cond(const TensorArg& cond, const TensorArg& t, const TensorArg& f, const TensorArg& dst) override;
+
+  // Not implemented on the GPU yet (gpu_pending.cpp): they throw UnsupportedError and
+  // implements() says false for their ops.
   void reduce(Op op, const TensorArg& src, int n_reduced, const TensorArg& dst) override;
   void softmax(const TensorArg& src, const TensorArg& dst, bool log) override;
   void rms_norm(const TensorArg& x, const TensorArg& weight, const TensorArg& dst, double eps) override;

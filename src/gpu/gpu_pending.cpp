@@ -10,13 +10,6 @@ void GpuBackend::not_implemented(Op op, DType dtype) const {
                          " is not implemented on " + location() + " yet");
 }
 
-void GpuBackend::unary(Op op, double, double, const TensorArg& src, const TensorArg&) {
-  not_implemented(op, src.dtype);
-}
-void GpuBackend::binary(Op op, const TensorArg& a, const TensorArg&, const TensorArg&) { not_implemented(op, a.dtype); }
-void GpuBackend::where_cond(const TensorArg&, const TensorArg& t, const TensorArg&, const TensorArg&) {
-  not_implemented(Op::WhereCond, t.dtype);
-}
 void GpuBackend::reduce(Op op, const TensorArg& src, int, const TensorArg&) { not_implemented(op, src.dtype); }
 void GpuBackend::softmax(const TensorArg& src, const TensorArg&, bool log) {
   not_implemented(log ? Op::LogSoftmax : Op::Softmax, src.dtype);

@@ -26,4 +26,25 @@ void cast(const LaunchCtx& ctx, const TensorArg& src, const TensorArg& dst);
 void cast_from_int(const LaunchCtx& ctx, const TensorArg& src, const TensorArg& dst);
 void cast_from_float(const LaunchCtx& ctx, const TensorArg& src, const TensorArg& dst);
 
+// Elementwise ops (GpuBackend::unary / binary / where_cond), split over files that compile in
+// parallel. Each runs op when it is one of its file's ops and returns whether it was; p0 / p1 are
+// Backend::unary's parameters.
+// unary_float.cu: exp, log, sin, cos, tanh, sqrt, erf, recip
+bool unary_float(const LaunchCtx& ctx, Op op, const TensorArg& src, const TensorArg& dst);
+// unary_activation.cu: gelu, gelu_erf, silu, sigmoid, powf (p0), elu (p0)
+bool unary_activation(const LaunchCtx& ctx, Op op, double p0, const TensorArg& src, const TensorArg& dst);
+// unary_exact.cu: neg, sqr, abs, ceil, floor, round, sign, relu
+bool unary_exact(const LaunchCtx& ctx, Op op, const TensorArg& src, const TensorArg& dst);
+// unary_affine.cu: affine (p0 = mul, p1 = add), clamp (p0 = lo, p1 = hi; Note [Integer clamp bounds])
+bool unary_affine(const LaunchCtx& ctx, Op op, double p0, double p1, const TensorArg& src, const TensorArg& dst);
+// binary_arith.cu: add, sub, mul, div
+bool binary_arith(const LaunchCtx& ctx, Op op, const TensorArg& a, const TensorArg& b, const TensorArg& dst);
+// binary_minmax.cu: maximum, minimum, pow
+bool binary_minmax(const LaunchCtx& ctx, Op op, const TensorArg& a, const TensorArg& b, const TensorArg& dst);
+// compare.cu: eq, ne, lt, le, gt, ge (dst u8)
+bool compare(const LaunchCtx& ctx, Op op, const TensorArg& a, const TensorArg& b, const TensorArg& dst);
+// where.cu: dst = cond != 0 ? t : f (cond u8, u32 or i64)
+void where_cond(const LaunchCtx& ctx, const TensorArg& cond, const TensorArg& t, const TensorArg& f,
+                const TensorArg& dst);
+
 }  // namespace wick::WICK_GPU_NS::kern
