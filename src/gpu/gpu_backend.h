@@ -65,6 +65,9 @@ class GpuBackend final : public Backend {
   void upsample_bilinear2d(const TensorArg& x, const TensorArg& dst, bool align_corners) override;
   void rope(const TensorArg& x, const TensorArg& cos, const TensorArg& sin, const TensorArg& dst,
             bool interleaved) override;
+  // Scan and sort over the last dim (kernels/scan.cu, sort.cu; gpu_sort.cpp).
+  void cumsum(const TensorArg& src, const TensorArg& dst) override;
+  void sort(const TensorArg& src, const TensorArg& values, const TensorArg& indices, bool descending) override;
 
   // Not implemented on the GPU yet (gpu_pending.cpp): they throw UnsupportedError and
   // implements() says false for their ops.
@@ -76,8 +79,6 @@ class GpuBackend final : public Backend {
   void rms_norm(const TensorArg& x, const TensorArg& weight, const TensorArg& dst, double eps) override;
   void layer_norm(const TensorArg& x, const TensorArg& weight, const TensorArg& bias, const TensorArg& dst,
                   double eps) override;
-  void cumsum(const TensorArg& src, const TensorArg& dst) override;
-  void sort(const TensorArg& src, const TensorArg& values, const TensorArg& indices, bool descending) override;
 
   int ordinal() const { return ordinal_; }
   const gpu::DeviceProperties& properties() const { return props_; }

@@ -26,4 +26,10 @@ void cast(const LaunchCtx& ctx, const TensorArg& src, const TensorArg& dst);
 void cast_from_int(const LaunchCtx& ctx, const TensorArg& src, const TensorArg& dst);
 void cast_from_float(const LaunchCtx& ctx, const TensorArg& src, const TensorArg& dst);
 
+// scan.cu and sort.cu, over the last dim; `be` provides scratch memory (stream-ordered).
+void cumsum(const LaunchCtx& ctx, Backend& be, const TensorArg& src, const TensorArg& dst);
+// values undefined: argsort.
+void sort(const LaunchCtx& ctx, Backend& be, const TensorArg& src, const TensorArg& values, const TensorArg& indices,
+          bool descending);
+
 }  // namespace wick::WICK_GPU_NS::kern
