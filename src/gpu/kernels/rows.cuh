@@ -39,16 +39,7 @@ void for_each_row_slice(const Shape& shape, const std::array<const Strides*, N>&
   int64_t rows = 1, slices = 1;
   for (int d = first; d < p.rank(); ++d) rows *= p.shape[d];
   for (int d = 0; d < first; ++d) slices *= p.shape[d];
-  for (int64_t s = 0; s < slices; ++s) {
-    std::array<int64_t, N> base{};
-    int64_t r = s;
-    for (int d = first - 1; d >= 0; --d) {
-      const int64_t i = r % p.shape[d];
-      r /= p.shape[d];
-      for (int k = 0; k < N; ++k) base[k] += i * p.strides[d][k];
-    }
-    launch(m, rows, base);
-  }
+  for (int64_t s = 0; s < slices; ++s) launch(m, rows, p.slice_offsets(first, s));
 }
 
 // Blocks for a grid-stride loop over `work` blocks' worth of rows.

@@ -14,8 +14,8 @@
 // tiles sorted that way, then merged in global scratch memory: merging runs of length 2h into one
 // of 4h ... is the usual bitonic network in its "flip" form (the first step compares position p of
 // a run with its mirror image, the later steps p with p + h, h halving), so every run stays
-// ascending. Steps with h >= kTile run as global passes; the rest of each merge runs in shared
-// memory, tile by tile, and the last merge writes the outputs.
+// ascending. Steps with h >= kTile run as global passes (two steps per pass where two remain);
+// the rest of each merge runs in shared memory, tile by tile, and the last merge writes the outputs.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -72,12 +72,18 @@ __device__ __forceinline__ sort_key_t<T> sort_key(T x, bool descending) {
   return descending ? ~k : k;
 }
 
+// Whether pair (ka, ia) sorts before (kb, ib).
+template <class K, class I>
+__device__ __forceinline__ bool pair_before(K ka, I ia, K kb, I ib) {
+  return ka < kb || (ka == kb && ia < ib);
+}
+
 // Puts the pairs at positions a < b in ascending order.
 template <class K, class I, class P>
 __device__ __forceinline__ void order_pair(K* key, I* idx, P a, P b) {
   const K ka = key[a], kb = key[b];
   const I ia = idx[a], ib = idx[b];
-  if (kb < ka || (kb == ka && ib < ia)) {
+  if (pair_before(kb, ib, ka, ia)) {
     key[a] = kb;
     key[b] = ka;
     idx[a] = ib;
@@ -165,6 +171,45 @@ __global__ void __launch_bounds__(kSortThreads)
   }
 }
 
+// Orders two pairs held in registers.
+template <class K, class I>
+__device__ __forceinline__ void order_regs(K& ka, I& ia, K& kb, I& ib) {
+  if (pair_before(kb, ib, ka, ia)) {
+    const K k = ka;
+    const I i = ia;
+    ka = kb;
+    ia = ib;
+    kb = k;
+    ib = i;
+  }
+}
+
+// The steps with distances 2^lh and 2^(lh-1) (both >= kTile) over all rows of the scratch, in one
+// pass: thread t owns the four positions those two steps connect (`quads` = a quarter of the
+// scratch's length). Flip step first when `flip`.
+template <class K, class I>
+__global__ void __launch_bounds__(kBlock) merge_two_steps_kernel(K* key, I* idx, int64_t quads, int lh, bool flip) {
+  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  const int64_t h = int64_t{1} << lh, q = h / 2;
+  for (int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; t < quads; t += step) {
+    const int64_t start = (t >> (lh - 1)) << (lh + 1), off = t & (q - 1);
+    // a0 < a1 in the run's first half; b0, b1 their partners of the first step in the second.
+    const int64_t a0 = start + off, a1 = a0 + q;
+    const int64_t b0 = flip ? start + 2 * h - 1 - off : a0 + h, b1 = flip ? b0 - q : a1 + h;
+    K ka0 = key[a0], ka1 = key[a1], kb0 = key[b0], kb1 = key[b1];
+    I ia0 = idx[a0], ia1 = idx[a1], ib0 = idx[b0], ib1 = idx[b1];
+    order_regs(ka0, ia0, kb0, ib0);
+    order_regs(ka1, ia1, kb1, ib1);
+    order_regs(ka0, ia0, ka1, ia1);
+    if (flip)
+      order_regs(kb1, ib1, kb0, ib0);  // b1 < b0 in the flip form
+    else
+      order_regs(kb0, ib0, kb1, ib1);
+    key[a0] = ka0, key[a1] = ka1, key[b0] = kb0, key[b1] = kb1;
+    idx[a0] = ia0, idx[a1] = ia1, idx[b0] = ib0, idx[b1] = ib1;
+  }
+}
+
 // One step with distance 2^lh >= kTile over all rows of the scratch (`pairs` = half its length).
 template <class K, class I>
 __global__ void __launch_bounds__(kBlock) merge_step_kernel(K* key, I* idx, int64_t pairs, int lh, bool flip) {
@@ -242,8 +287,15 @@ void sort_slice(const LaunchCtx& ctx, Backend& be, const SortArgs<T>& a) {
   gpu::check_launch(ctx.op, ctx.device);
   const int64_t pairs = a.rows * padded / 2;
   for (int lk = lt + 1; lk <= lp; ++lk) {  // merge runs of 2^(lk-1) into runs of 2^lk
-    for (int lh = lk - 1; lh >= lt; --lh) {
-      merge_step_kernel<K, I><<<grid_for(ctx, pairs), kBlock, 0, stream>>>(tk, ti, pairs, lh, lh == lk - 1);
+    for (int lh = lk - 1; lh >= lt;) {     // global steps, two per pass where two remain
+      if (lh - 1 >= lt) {
+        merge_two_steps_kernel<K, I>
+            <<<grid_for(ctx, pairs / 2), kBlock, 0, stream>>>(tk, ti, pairs / 2, lh, lh == lk - 1);
+        lh -= 2;
+      } else {
+        merge_step_kernel<K, I><<<grid_for(ctx, pairs), kBlock, 0, stream>>>(tk, ti, pairs, lh, lh == lk - 1);
+        lh -= 1;
+      }
       gpu::check_launch(ctx.op, ctx.device);
     }
     merge_tiles_kernel<T, I><<<tile_grid, kSortThreads, 0, stream>>>(a, padded, tk, ti, lk == lp);
