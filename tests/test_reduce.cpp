@@ -1,8 +1,12 @@
 // Reductions, normalisations, cumsum and sort: errors, NaN and tie rules, stability, empty
 // sets and accuracy on long rows (what the conformance cases do not express).
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <numeric>
+#include <type_traits>
 #include <vector>
 
 #include "test_util.h"
@@ -270,6 +274,165 @@ TEST_P(Reduce, CumsumAlongLeadingDim) {
   const std::vector<float> h = f32({1, kNaNf, 2, 3}, {4}, d).cumsum().to_vector<float>();
   EXPECT_EQ(h[0], 1.f);
   EXPECT_TRUE(std::isnan(h[1]) && std::isnan(h[3]));
+}
+
+// The CPU's sort order on host values (Note [NaN order]): NaN last ascending, first descending,
+// -0 equal to +0, ties in input order.
+template <class T>
+std::vector<int64_t> ref_order(const std::vector<T>& row, bool descending) {
+  std::vector<int64_t> order(row.size());
+  std::iota(order.begin(), order.end(), int64_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    const T x = row[static_cast<size_t>(a)], y = row[static_cast<size_t>(b)];
+    if constexpr (std::is_floating_point_v<T>) {
+      if (descending) return std::isnan(x) ? !std::isnan(y) : (!std::isnan(y) && x > y);
+      return std::isnan(y) ? !std::isnan(x) : (!std::isnan(x) && x < y);
+    } else {
+      return descending ? x > y : x < y;
+    }
+  });
+  return order;
+}
+
+// Sorts `rows` rows of n values (h, row-major) laid out as [rows, n] (contiguous rows) and as
+// [n, rows] sorted along dim 0 (strided input and outputs), both directions, against ref_order.
+template <class T>
+void expect_sorts_like_reference(const Device& d, const std::vector<T>& h, int64_t rows, int64_t n) {
+  std::vector<T> ht(h.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < n; ++i) ht[static_cast<size_t>(i * rows + r)] = h[static_cast<size_t>(r * n + i)];
+  const Tensor x = Tensor::from_vector(h, {rows, n}, d);
+  const Tensor xt = Tensor::from_vector(ht, {n, rows}, d);
+  for (bool desc : {false, true}) {
+    auto [v, i] = x.sort(-1, desc);
+    auto [vt, it] = xt.sort(0, desc);
+    const std::vector<int64_t> iv = i.to_vector<int64_t>(), itv = it.to_vector<int64_t>();
+    const std::vector<int64_t> av = x.argsort(-1, desc).to_vector<int64_t>();
+    const std::vector<T> vv = v.to_vector<T>(), vtv = vt.to_vector<T>();
+    for (int64_t r = 0; r < rows; ++r) {
+      const std::vector<T> row(h.begin() + r * n, h.begin() + (r + 1) * n);
+      const std::vector<int64_t> want = ref_order(row, desc);
+      for (int64_t q = 0; q < n; ++q) {
+        const size_t k = static_cast<size_t>(r * n + q), kt = static_cast<size_t>(q * rows + r);
+        const int64_t w = want[static_cast<size_t>(q)];
+        ASSERT_EQ(iv[k], w) << "n " << n << " row " << r << " pos " << q << " desc " << desc;
+        ASSERT_EQ(av[k], w) << "argsort n " << n << " row " << r << " pos " << q << " desc " << desc;
+        ASSERT_EQ(itv[kt], w) << "dim 0, n " << n << " row " << r << " pos " << q << " desc " << desc;
+        // The values are the source elements themselves, bit for bit (-0 stays -0, NaN stays NaN).
+        const T& src = row[static_cast<size_t>(w)];
+        ASSERT_EQ(std::memcmp(&vv[k], &src, sizeof(T)), 0) << "n " << n << " pos " << q;
+        ASSERT_EQ(std::memcmp(&vtv[kt], &src, sizeof(T)), 0) << "dim 0, n " << n << " pos " << q;
+      }
+    }
+  }
+}
+
+// Row lengths around the GPU's tile sizes (1, 2, not powers of two, longer than shared memory),
+// few distinct keys (stability), NaN, infinities and zeros of both signs.
+TEST_P(Reduce, SortMatchesTheReferenceOnManyRowLengths) {
+  const Device d = GetParam();
+  const float fpool[] = {kNaNf, -0.f, 0.f, 1.5f, -1.5f, kInf, -kInf, 3.f, -kNaNf, 1e-30f, -2.f};
+  const double dpool[] = {std::nan(""), -0.0, 0.0, 1.5, -1.5, 1e300, -1e300, 3.0, -std::nan(""), 4e-320};
+  uint32_t seed = 12345;
+  auto next = [&seed]() {
+    seed = seed * 1664525u + 1013904223u;
+    return seed >> 8;
+  };
+  for (int64_t n : {1, 2, 3, 1000, 5000, 70000}) {
+    const int64_t rows = n > 5000 ? 2 : 3;
+    std::vector<float> f(static_cast<size_t>(rows * n));
+    std::vector<double> g(f.size());
+    std::vector<int64_t> i64(f.size());
+    std::vector<uint8_t> u8(f.size());
+    for (size_t k = 0; k < f.size(); ++k) {
+      f[k] = fpool[next() % std::size(fpool)];
+      g[k] = dpool[next() % std::size(dpool)];
+      i64[k] = static_cast<int64_t>(next() % 7) - 3 + (next() % 2 ? std::numeric_limits<int64_t>::min() / 2 : 0);
+      u8[k] = static_cast<uint8_t>(next() % 5 * 60);
+    }
+    expect_sorts_like_reference(d, f, rows, n);
+    expect_sorts_like_reference(d, g, rows, n);
+    expect_sorts_like_reference(d, i64, rows, n);
+    expect_sorts_like_reference(d, u8, rows, n);
+  }
+  // f16 keys: sort through the compute type, ties from rounding.
+  std::vector<float> h(4099);
+  for (size_t k = 0; k < h.size(); ++k) h[k] = static_cast<float>(next() % 2000) / 7.f - 140.f;
+  h[7] = kNaNf;
+  h[100] = -0.f;
+  const Tensor x = f32(h, {4099}, d).to_dtype(DType::F16);
+  const std::vector<float> back = x.to_dtype(DType::F32).to_vector<float>();
+  for (bool desc : {false, true}) EXPECT_EQ(x.argsort(0, desc).to_vector<int64_t>(), ref_order(back, desc)) << desc;
+}
+
+// cumsum over long rows (split across blocks on a GPU), many rows, adjacent rows (a cumsum over a
+// leading dim), a transposed view, and integer wrap-around.
+TEST_P(Reduce, CumsumOnLongRowsAndViews) {
+  const Device d = GetParam();
+  for (int64_t rows : {1, 3}) {
+    const int64_t n = 100003;
+    std::vector<float> h(static_cast<size_t>(rows * n));
+    std::vector<uint8_t> u(h.size());
+    std::vector<int64_t> w(h.size());
+    for (size_t k = 0; k < h.size(); ++k) {
+      h[k] = static_cast<float>((k * 7919) % 2001) / 1000.f - 1.f;
+      u[k] = static_cast<uint8_t>(k * 31);
+      w[k] = static_cast<int64_t>(k % 3 == 0 ? uint64_t{0x7000000000000001} * (k % 5) : k);
+    }
+    const std::vector<float> y = f32(h, {rows, n}, d).cumsum().to_vector<float>();
+    const std::vector<uint8_t> uy = Tensor::from_vector(u, {rows, n}, d).cumsum().to_vector<uint8_t>();
+    const std::vector<int64_t> wy = Tensor::from_vector(w, {rows, n}, d).cumsum().to_vector<int64_t>();
+    // The same rows as the columns of [n, rows], summed along dim 0 (strided rows).
+    std::vector<float> ht(h.size());
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t i = 0; i < n; ++i) ht[static_cast<size_t>(i * rows + r)] = h[static_cast<size_t>(r * n + i)];
+    const std::vector<float> yt = f32(ht, {n, rows}, d).cumsum(0).to_vector<float>();
+    for (int64_t r = 0; r < rows; ++r) {
+      double acc = 0;
+      uint8_t uacc = 0;
+      uint64_t wacc = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const size_t k = static_cast<size_t>(r * n + i);
+        acc += h[k];
+        uacc = static_cast<uint8_t>(uacc + u[k]);
+        wacc += static_cast<uint64_t>(w[k]);
+        ASSERT_NEAR(y[k], acc, 1e-4) << r << " " << i;
+        ASSERT_NEAR(yt[static_cast<size_t>(i * rows + r)], acc, 1e-4) << r << " " << i;
+        ASSERT_EQ(uy[k], uacc) << r << " " << i;
+        ASSERT_EQ(wy[k], static_cast<int64_t>(wacc)) << r << " " << i;
+      }
+    }
+  }
+  // Many short rows side by side (dim 0 of [37, 5000]), and fewer (of a narrowed [37, 3000]).
+  std::vector<float> h(37 * 5000);
+  for (size_t k = 0; k < h.size(); ++k) h[k] = static_cast<float>(k % 13) - 6.f;
+  const Tensor x = f32(h, {37, 5000}, d);
+  const std::vector<float> c0 = x.cumsum(0).to_vector<float>();
+  const std::vector<float> c1 = x.narrow(1, 0, 3000).cumsum(0).to_vector<float>();
+  for (int64_t j = 0; j < 5000; ++j) {
+    float acc = 0;
+    for (int64_t i = 0; i < 37; ++i) {
+      acc += h[static_cast<size_t>(i * 5000 + j)];
+      ASSERT_EQ(c0[static_cast<size_t>(i * 5000 + j)], acc) << i << " " << j;
+      if (j < 3000) {
+        ASSERT_EQ(c1[static_cast<size_t>(i * 3000 + j)], acc) << i << " " << j;
+      }
+    }
+  }
+}
+
+// More kept dims than one GPU launch describes (they cannot be merged once permuted).
+TEST_P(Reduce, CumsumAndSortOverManyKeptDims) {
+  const Device d = GetParam();
+  Shape shape(10, 2);
+  shape.push_back(33);
+  Tensor x = Tensor::rand_normal(shape, DType::F32, 0, 1, d);
+  Dims order = {9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 10};
+  Tensor v = x.permute(order);
+  Tensor c = v.contiguous();
+  EXPECT_EQ(v.cumsum(-1).to_vector<float>(), c.cumsum(-1).to_vector<float>());
+  EXPECT_EQ(v.argsort(-1, true).to_vector<int64_t>(), c.argsort(-1, true).to_vector<int64_t>());
+  EXPECT_EQ(v.sort(-1).first.to_vector<float>(), c.sort(-1).first.to_vector<float>());
 }
 
 WICK_INSTANTIATE_DEVICES(Reduce);

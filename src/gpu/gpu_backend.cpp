@@ -113,6 +113,10 @@ bool implemented(Op op) {
     case Op::UpsampleBilinear2d:
     case Op::Rope:
     case Op::RopeI:
+    // kernels/scan.cu, sort.cu
+    case Op::Cumsum:
+    case Op::Sort:
+    case Op::Argsort:
       return true;
     default:
       return false;

@@ -65,6 +65,9 @@ class GpuBackend final : public Backend {
   void upsample_bilinear2d(const TensorArg& x, const TensorArg& dst, bool align_corners) override;
   void rope(const TensorArg& x, const TensorArg& cos, const TensorArg& sin, const TensorArg& dst,
             bool interleaved) override;
+  // Scan and sort over the last dim (kernels/scan.cu, sort.cu; gpu_sort.cpp).
+  void cumsum(const TensorArg& src, const TensorArg& dst) override;
+  void sort(const TensorArg& src, const TensorArg& values, const TensorArg& indices, bool descending) override;
 
   // Elementwise (gpu_elementwise.cpp; kernels/unary_*.cu, binary_*.cu, compare.cu, where.cu).
   void unary(Op op, double p0, double p1, const TensorArg& src, const TensorArg& dst) override;
@@ -78,8 +81,6 @@ class GpuBackend final : public Backend {
   void rms_norm(const TensorArg& x, const TensorArg& weight, const TensorArg& dst, double eps) override;
   void layer_norm(const TensorArg& x, const TensorArg& weight, const TensorArg& bias, const TensorArg& dst,
                   double eps) override;
-  void cumsum(const TensorArg& src, const TensorArg& dst) override;
-  void sort(const TensorArg& src, const TensorArg& values, const TensorArg& indices, bool descending) override;
 
   int ordinal() const { return ordinal_; }
   const gpu::DeviceProperties& properties() const { return props_; }

@@ -20,9 +20,5 @@ void GpuBackend::rms_norm(const TensorArg& x, const TensorArg&, const TensorArg&
 void GpuBackend::layer_norm(const TensorArg& x, const TensorArg&, const TensorArg&, const TensorArg&, double) {
   not_implemented(Op::LayerNorm, x.dtype);
 }
-void GpuBackend::cumsum(const TensorArg& src, const TensorArg&) { not_implemented(Op::Cumsum, src.dtype); }
-void GpuBackend::sort(const TensorArg& src, const TensorArg& values, const TensorArg&, bool) {
-  not_implemented(values.defined() ? Op::Sort : Op::Argsort, src.dtype);
-}
 
 }  // namespace wick::WICK_GPU_NS

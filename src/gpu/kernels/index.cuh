@@ -39,16 +39,7 @@ void for_each_launch(const Plan<N>& p, bool extra_fits, L&& launch) {
   int64_t slices = 1;
   for (int d = 0; d < outer; ++d) slices *= p.shape[d];
   const int64_t inner = numel_from(p, outer);
-  for (int64_t s = 0; s < slices; ++s) {
-    std::array<int64_t, N> off{};
-    int64_t r = s;
-    for (int d = outer - 1; d >= 0; --d) {
-      const int64_t idx = r % p.shape[d];
-      r /= p.shape[d];
-      for (int k = 0; k < N; ++k) off[k] += idx * p.strides[d][k];
-    }
-    launch.template operator()<int64_t>(outer, off, s * inner);
-  }
+  for (int64_t s = 0; s < slices; ++s) launch.template operator()<int64_t>(outer, p.slice_offsets(outer, s), s * inner);
 }
 
 // The raw bits of a 1- or 2-byte element, and back.

@@ -47,4 +47,10 @@ bool compare(const LaunchCtx& ctx, Op op, const TensorArg& a, const TensorArg& b
 void where_cond(const LaunchCtx& ctx, const TensorArg& cond, const TensorArg& t, const TensorArg& f,
                 const TensorArg& dst);
 
+// scan.cu and sort.cu, over the last dim; `be` provides scratch memory (stream-ordered).
+void cumsum(const LaunchCtx& ctx, Backend& be, const TensorArg& src, const TensorArg& dst);
+// values undefined: argsort.
+void sort(const LaunchCtx& ctx, Backend& be, const TensorArg& src, const TensorArg& values, const TensorArg& indices,
+          bool descending);
+
 }  // namespace wick::WICK_GPU_NS::kern

@@ -96,13 +96,7 @@ void map_impl(const LaunchCtx& ctx, const F& f, const TensorArg& dst, std::index
   int64_t slices = 1;
   for (int d = 0; d < outer; ++d) slices *= p.shape[d];
   for (int64_t s = 0; s < slices; ++s) {
-    std::array<int64_t, N> off{};
-    int64_t r = s;
-    for (int d = outer - 1; d >= 0; --d) {
-      const int64_t idx = r % p.shape[d];
-      r /= p.shape[d];
-      for (int k = 0; k < N; ++k) off[k] += idx * p.strides[d][k];
-    }
+    const std::array<int64_t, N> off = p.slice_offsets(outer, s);
     launch_strided<int64_t>(ctx, f, p, outer, s * inner_numel, out + off[0], (std::get<K>(in) + off[K + 1])...);
   }
 }

@@ -1,5 +1,5 @@
-// Host helpers shared by the GPU matmul (matmul.cu) and convolutions (conv.cu): scratch memory,
-// the dtype a GEMM runs in, and how a strided matrix looks to column-major BLAS.
+// Host helpers shared by the GPU matmul (matmul.cu) and convolutions (conv.cu): the dtype a GEMM
+// runs in, and how a strided matrix looks to column-major BLAS.
 #pragma once
 
 #include <algorithm>
@@ -7,31 +7,10 @@
 
 #include "backend/backend.h"
 #include "gpu/config.h"
+#include "gpu/kernels/scratch.h"
 #include "gpu/runtime/blas.h"
 
 namespace wick::WICK_GPU_NS::kern {
-
-// Device memory for the duration of one backend call. Allocation and free are stream-ordered
-// (Note [GPU stream order]), so freeing right after queuing the kernels that use it is safe.
-class Scratch {
- public:
-  Scratch() = default;
-  Scratch(Backend& be, int64_t bytes) : be_(&be), p_(bytes > 0 ? be.raw_alloc(bytes) : nullptr) {}
-  ~Scratch() {
-    if (be_) be_->raw_free(p_);
-  }
-  Scratch(Scratch&& o) noexcept : be_(o.be_), p_(o.p_) { o.be_ = nullptr, o.p_ = nullptr; }
-  Scratch& operator=(Scratch&& o) noexcept {
-    std::swap(be_, o.be_);
-    std::swap(p_, o.p_);
-    return *this;
-  }
-  void* get() const { return p_; }
-
- private:
-  Backend* be_ = nullptr;
-  void* p_ = nullptr;
-};
 
 // Note [GPU GEMM dtypes]
 // f16, bf16, f32 and f64 go to BLAS as they are (accumulating in f32 / f64, Note [GPU GEMM

@@ -30,7 +30,7 @@ inline constexpr int kMaxDims = 8;
 
 template <int N>
 struct Plan {
-  std::vector<int64_t> shape;                 // outermost first, at least one dim
+  std::vector<int64_t> shape;                   // outermost first, at least one dim
   std::vector<std::array<int64_t, N>> strides;  // per dim, per operand (0 = output)
   int64_t numel = 1;
   int rank() const { return static_cast<int>(shape.size()); }
@@ -51,6 +51,16 @@ struct Plan {
     for (int k = 0; k < N; ++k)
       if (max_off[k] > kLimit) return false;
     return true;
+  }
+  // Where slice s of the outer dims [0, first) starts in each operand (item 4 of the Note).
+  std::array<int64_t, N> slice_offsets(int first, int64_t s) const {
+    std::array<int64_t, N> off{};
+    for (int d = first - 1; d >= 0; --d) {
+      const int64_t idx = s % shape[d];
+      s /= shape[d];
+      for (int k = 0; k < N; ++k) off[k] += idx * strides[d][k];
+    }
+    return off;
   }
   // Flat path (see the Note): bit k-1 of *broadcast is set when input k has stride 0.
   bool flat(unsigned* broadcast) const {
