@@ -65,6 +65,13 @@ class GpuBackend final : public Backend {
   void upsample_bilinear2d(const TensorArg& x, const TensorArg& dst, bool align_corners) override;
   void rope(const TensorArg& x, const TensorArg& cos, const TensorArg& sin, const TensorArg& dst,
             bool interleaved) override;
+  // User kernel modules (gpu_module.cpp over runtime/module.h).
+  std::vector<uint8_t> compile_module_image(const std::string& name, const std::string& source,
+                                            const std::vector<std::string>& options) override;
+  std::shared_ptr<void> load_module_image(const std::string& name, std::span<const uint8_t> image) override;
+  void* module_kernel(const std::shared_ptr<void>& module, const std::string& kernel,
+                      std::vector<size_t>* param_sizes) override;
+  void launch_module_kernel(void* kernel, const LaunchConfig& config, void** args, const char* op) override;
 
   // Not implemented on the GPU yet (gpu_pending.cpp): they throw UnsupportedError and
   // implements() says false for their ops.
