@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "test_util.h"
 #include "wick/kernel.h"
 #include "wick/tensor.h"
 
@@ -49,17 +50,6 @@ extern "C" __global__ void grid2d(double* out, const double* in, double s, int r
   if (r < rows && c < cols) out[r * cols + c] = in[r * cols + c] * s + r - c;
 }
 )";
-
-std::vector<Device> gpus() {
-  std::vector<Device> out;
-  for (const Device& d : wick::available_devices())
-    if (d.is_gpu()) out.push_back(d);
-  return out;
-}
-
-#define WICK_REQUIRE_GPU(var)             \
-  const std::vector<Device> var = gpus(); \
-  if (var.empty()) GTEST_SKIP() << "no GPU present (or wick built without WICK_CUDA / WICK_ROCM)"
 
 // y = 2x - 0.75 over n elements of x, checked element by element. The scale is a power of two, so
 // the product is exact and the result is the same whether or not the compiler fuses it into an fma.

@@ -41,8 +41,9 @@
 // kernel's parameter sizes (CUDA with a 12.4+ driver) a count or size mismatch throws
 // InvalidArgument; elsewhere the caller must match the kernel's signature.
 //
-// On the CPU device every entry point throws UnsupportedError; a build without the GPU backend
-// cannot name a GPU device (Device::cuda() throws DeviceError).
+// On the CPU device compile_module, load_module and compile_to_image throw UnsupportedError (its
+// cache stays empty: module_cache_stats gives zeros). A build without the GPU backend cannot name a
+// GPU device (Device::cuda() throws DeviceError).
 #pragma once
 
 #include <array>

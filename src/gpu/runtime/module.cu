@@ -185,21 +185,6 @@ Target nvrtc_target(const std::string& name, const std::string& arch, int device
   return t;
 }
 
-struct Program {
-  nvrtcProgram p = nullptr;
-  ~Program() {
-    if (p) (void)nvrtcDestroyProgram(&p);
-  }
-  std::string log() const {
-    size_t n = 0;
-    if (nvrtcGetProgramLogSize(p, &n) != NVRTC_SUCCESS || n <= 1) return {};
-    std::string s(n, '\0');
-    if (nvrtcGetProgramLog(p, s.data()) != NVRTC_SUCCESS) return {};
-    s.resize(std::strlen(s.c_str()));
-    return s;
-  }
-};
-
 #else
 
 // hipRTC's documentation promises no thread safety, so compiles run one at a time. They are rare
@@ -209,22 +194,50 @@ std::mutex& hiprtc_mutex() {
   return mu;
 }
 
+#endif
+
+// The NVRTC and hipRTC calls used here share their names past the prefix.
+#if defined(WICK_GPU_CUDA)
+#define WICK_RTC(x) nvrtc##x
+constexpr nvrtcResult kRtcSuccess = NVRTC_SUCCESS;
+#else
+#define WICK_RTC(x) hiprtc##x
+constexpr hiprtcResult kRtcSuccess = HIPRTC_SUCCESS;
+#endif
+using rtc_result = WICK_RTC(Result);
+
 struct Program {
-  hiprtcProgram p = nullptr;
+  WICK_RTC(Program) p = nullptr;
   ~Program() {
-    if (p) (void)hiprtcDestroyProgram(&p);
+    if (p) (void)WICK_RTC(DestroyProgram)(&p);
   }
   std::string log() const {
     size_t n = 0;
-    if (hiprtcGetProgramLogSize(p, &n) != HIPRTC_SUCCESS || n <= 1) return {};
+    if (WICK_RTC(GetProgramLogSize)(p, &n) != kRtcSuccess || n <= 1) return {};
     std::string s(n, '\0');
-    if (hiprtcGetProgramLog(p, s.data()) != HIPRTC_SUCCESS) return {};
+    if (WICK_RTC(GetProgramLog)(p, s.data()) != kRtcSuccess) return {};
     s.resize(std::strlen(s.c_str()));
     return s;
   }
 };
 
+// The compiled binary: a cubin or PTX text with its NUL (NVRTC), a code object (hipRTC).
+rtc_result get_image(const Program& prog, bool cubin, std::vector<uint8_t>* image) {
+  size_t n = 0;
+#if defined(WICK_GPU_CUDA)
+  rtc_result r = cubin ? nvrtcGetCUBINSize(prog.p, &n) : nvrtcGetPTXSize(prog.p, &n);
+  if (r != kRtcSuccess) return r;
+  image->resize(n);
+  auto* out = reinterpret_cast<char*>(image->data());
+  return cubin ? nvrtcGetCUBIN(prog.p, out) : nvrtcGetPTX(prog.p, out);
+#else
+  (void)cubin;
+  rtc_result r = hiprtcGetCodeSize(prog.p, &n);
+  if (r != kRtcSuccess) return r;
+  image->resize(n);
+  return hiprtcGetCode(prog.p, reinterpret_cast<char*>(image->data()));
 #endif
+}
 
 }  // namespace
 
@@ -235,9 +248,11 @@ std::vector<uint8_t> compile_program(const std::string& name, const std::string&
   std::vector<std::string> opts;
 #if defined(WICK_GPU_CUDA)
   const Target target = nvrtc_target(name, architecture, device);
-  opts.push_back(std::string("--gpu-architecture=") + (target.cubin ? "sm_" : "compute_") + std::to_string(target.sm));
+  const bool cubin = target.cubin;
+  opts.push_back(std::string("--gpu-architecture=") + (cubin ? "sm_" : "compute_") + std::to_string(target.sm));
 #else
   std::lock_guard<std::mutex> one_at_a_time(hiprtc_mutex());
+  constexpr bool cubin = false;  // hipRTC makes one kind of image
   opts.push_back("--gpu-architecture=" + architecture);
 #endif
   opts.insert(opts.end(), options.begin(), options.end());
@@ -245,33 +260,13 @@ std::vector<uint8_t> compile_program(const std::string& name, const std::string&
   for (const std::string& o : opts) argv.push_back(o.c_str());
 
   Program prog;
+  rtc_result r = WICK_RTC(CreateProgram)(&prog.p, source.c_str(), file.c_str(), 0, nullptr, nullptr);
+  if (r != kRtcSuccess) raise_compile_error(name, architecture, device, WICK_RTC(GetErrorString)(r), "");
+  r = WICK_RTC(CompileProgram)(prog.p, static_cast<int>(argv.size()), argv.data());
+  if (r != kRtcSuccess) raise_compile_error(name, architecture, device, WICK_RTC(GetErrorString)(r), prog.log());
   std::vector<uint8_t> image;
-#if defined(WICK_GPU_CUDA)
-  nvrtcResult r = nvrtcCreateProgram(&prog.p, source.c_str(), file.c_str(), 0, nullptr, nullptr);
-  if (r != NVRTC_SUCCESS) raise_compile_error(name, architecture, device, nvrtcGetErrorString(r), "");
-  r = nvrtcCompileProgram(prog.p, static_cast<int>(argv.size()), argv.data());
-  if (r != NVRTC_SUCCESS) raise_compile_error(name, architecture, device, nvrtcGetErrorString(r), prog.log());
-  size_t n = 0;
-  r = target.cubin ? nvrtcGetCUBINSize(prog.p, &n) : nvrtcGetPTXSize(prog.p, &n);  // PTX: with its NUL
-  if (r == NVRTC_SUCCESS) {
-    image.resize(n);
-    r = target.cubin ? nvrtcGetCUBIN(prog.p, reinterpret_cast<char*>(image.data()))
-                     : nvrtcGetPTX(prog.p, reinterpret_cast<char*>(image.data()));
-  }
-  if (r != NVRTC_SUCCESS) raise_compile_error(name, architecture, device, nvrtcGetErrorString(r), "");
-#else
-  hiprtcResult r = hiprtcCreateProgram(&prog.p, source.c_str(), file.c_str(), 0, nullptr, nullptr);
-  if (r != HIPRTC_SUCCESS) raise_compile_error(name, architecture, device, hiprtcGetErrorString(r), "");
-  r = hiprtcCompileProgram(prog.p, static_cast<int>(argv.size()), argv.data());
-  if (r != HIPRTC_SUCCESS) raise_compile_error(name, architecture, device, hiprtcGetErrorString(r), prog.log());
-  size_t n = 0;
-  r = hiprtcGetCodeSize(prog.p, &n);
-  if (r == HIPRTC_SUCCESS) {
-    image.resize(n);
-    r = hiprtcGetCode(prog.p, reinterpret_cast<char*>(image.data()));
-  }
-  if (r != HIPRTC_SUCCESS) raise_compile_error(name, architecture, device, hiprtcGetErrorString(r), "");
-#endif
+  r = get_image(prog, cubin, &image);
+  if (r != kRtcSuccess) raise_compile_error(name, architecture, device, WICK_RTC(GetErrorString)(r), "");
   return image;
 }
 
