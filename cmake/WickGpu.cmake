@@ -48,13 +48,15 @@ if(WICK_CUDA)
   if(WICK_WERROR)
     target_compile_options(wick_gpu_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings -Xcompiler=-Werror>)
   endif()
-  target_link_libraries(wick_gpu_cuda PRIVATE CUDA::cudart CUDA::cublas)
+  target_link_libraries(wick_gpu_cuda PRIVATE CUDA::cudart CUDA::cublas CUDA::nvrtc)
 
   target_sources(wick PRIVATE $<TARGET_OBJECTS:wick_gpu_cuda>)
   set_target_properties(wick wick_gpu_cuda PROPERTIES CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}"
                                                       CUDA_RUNTIME_LIBRARY Shared)
   target_compile_definitions(wick PRIVATE WICK_HAVE_CUDA=1)
-  target_link_libraries(wick PUBLIC CUDA::cudart PRIVATE CUDA::cublas)
+  # NVRTC for user kernels compiled at run time (src/gpu/runtime/module.cu). Never CUDA::cuda_driver:
+  # the library must load on machines without a driver.
+  target_link_libraries(wick PUBLIC CUDA::cudart PRIVATE CUDA::cublas CUDA::nvrtc)
 endif()
 
 # ---- ROCm ------------------------------------------------------------------------------------
@@ -118,11 +120,19 @@ if(WICK_ROCM)
   set_target_properties(wick_gpu_rocm PROPERTIES HIP_STANDARD 20 HIP_STANDARD_REQUIRED ON HIP_EXTENSIONS OFF
                                                  POSITION_INDEPENDENT_CODE ON)
   target_compile_options(wick_gpu_rocm PRIVATE ${WICK_WARNINGS} $<$<COMPILE_LANGUAGE:HIP>:${WICK_HIP_EXTRA_FLAGS}>)
-  target_link_libraries(wick_gpu_rocm PRIVATE hip::host wick_rocblas)
+  # hipRTC for user kernels compiled at run time (src/gpu/runtime/module.cu): its own library and
+  # CMake package since ROCm 5.3; before that (Debian 12's ROCm 5.2) part of libamdhip64, which
+  # hip::host links already.
+  find_package(hiprtc CONFIG QUIET)
+  add_library(wick_hiprtc INTERFACE)
+  if(TARGET hiprtc::hiprtc)
+    target_link_libraries(wick_hiprtc INTERFACE hiprtc::hiprtc)
+  endif()
+  target_link_libraries(wick_gpu_rocm PRIVATE hip::host wick_rocblas wick_hiprtc)
 
   target_sources(wick PRIVATE $<TARGET_OBJECTS:wick_gpu_rocm>)
   # `wick` was created before the HIP language was enabled, so its property was not initialised.
   set_target_properties(wick PROPERTIES HIP_ARCHITECTURES "${CMAKE_HIP_ARCHITECTURES}")
   target_compile_definitions(wick PRIVATE WICK_HAVE_ROCM=1)
-  target_link_libraries(wick PUBLIC hip::host PRIVATE wick_rocblas)
+  target_link_libraries(wick PUBLIC hip::host PRIVATE wick_rocblas wick_hiprtc)
 endif()

@@ -30,6 +30,10 @@
 //   [matmul] inner dims differ: [2, 3] f32 cpu @ [4, 5] f32 cpu
 // Out-of-range indices raise IndexError before anything is written.
 //
+// Your own kernels (wick/kernel.h): compile_module(dev, "name", source) compiles CUDA / HIP C++ at
+// run time (NVRTC / hipRTC), caches the module per device by name, and CustomOp launches one of
+// its kernels on tensors, queued on the device's stream like every op.
+//
 // The op table (wick/ops.h) lists every op and the dtypes it is defined for; `wick check` runs each
 // of them on every device present against a reference.
 #pragma once
@@ -37,6 +41,7 @@
 #include "wick/device.h"
 #include "wick/dtype.h"
 #include "wick/error.h"
+#include "wick/kernel.h"
 #include "wick/layout.h"
 #include "wick/ops.h"
 #include "wick/shape.h"

@@ -13,9 +13,13 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
+#include <string>
+#include <vector>
 
 #include "wick/device.h"
 #include "wick/dtype.h"
+#include "wick/kernel.h"
 #include "wick/layout.h"
 #include "wick/memory.h"
 #include "wick/ops.h"
@@ -154,6 +158,22 @@ class Backend {
   // x [..., T, D], cos/sin [T, D/2]
   virtual void rope(const TensorArg& x, const TensorArg& cos, const TensorArg& sin, const TensorArg& dst,
                     bool interleaved) = 0;
+
+  // ---- user kernel modules (wick/kernel.h; the cache is src/core/kernel.cpp) ----
+  // The defaults (backend_module.cpp) throw UnsupportedError: only GPU backends run device code.
+  // Compiles `source` for this device's own architecture into a loadable image; CompileError
+  // carrying the compiler's log.
+  virtual std::vector<uint8_t> compile_module_image(const std::string& name, const std::string& source,
+                                                    const std::vector<std::string>& options);
+  // Loads an image (FormatError when it is none for this device). Releasing the handle waits for
+  // the device's queued work, then unloads.
+  virtual std::shared_ptr<void> load_module_image(const std::string& name, std::span<const uint8_t> image);
+  // The kernel `kernel` of a loaded module, or nullptr when it has none; *param_sizes receives the
+  // byte size of each parameter, or nothing when the runtime cannot tell.
+  virtual void* module_kernel(const std::shared_ptr<void>& module, const std::string& kernel,
+                              std::vector<size_t>* param_sizes);
+  // Queues `kernel` on this device's stream; args[i] points at the i-th parameter's value.
+  virtual void launch_module_kernel(void* kernel, const LaunchConfig& config, void** args, const char* op);
 
  private:
   std::mutex rng_mu_;

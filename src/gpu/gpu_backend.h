@@ -69,6 +69,14 @@ class GpuBackend final : public Backend {
   void cumsum(const TensorArg& src, const TensorArg& dst) override;
   void sort(const TensorArg& src, const TensorArg& values, const TensorArg& indices, bool descending) override;
 
+  // User kernel modules (gpu_module.cpp over runtime/module.h).
+  std::vector<uint8_t> compile_module_image(const std::string& name, const std::string& source,
+                                            const std::vector<std::string>& options) override;
+  std::shared_ptr<void> load_module_image(const std::string& name, std::span<const uint8_t> image) override;
+  void* module_kernel(const std::shared_ptr<void>& module, const std::string& kernel,
+                      std::vector<size_t>* param_sizes) override;
+  void launch_module_kernel(void* kernel, const LaunchConfig& config, void** args, const char* op) override;
+
   // Elementwise (gpu_elementwise.cpp; kernels/unary_*.cu, binary_*.cu, compare.cu, where.cu).
   void unary(Op op, double p0, double p1, const TensorArg& src, const TensorArg& dst) override;
   void binary(Op op, const TensorArg& a, const TensorArg& b, const TensorArg& dst) override;
