@@ -74,6 +74,17 @@ bool implemented(Op op) {
     case Op::UpsampleBilinear2d:
     case Op::Rope:
     case Op::RopeI:
+    // gpu_reduce.cpp: kernels/reduce*.cu, softmax.cu, norm.cu
+    case Op::Sum:
+    case Op::Mean:
+    case Op::Min:
+    case Op::Max:
+    case Op::ArgMin:
+    case Op::ArgMax:
+    case Op::Softmax:
+    case Op::LogSoftmax:
+    case Op::RmsNorm:
+    case Op::LayerNorm:
       return true;
     default:
       return false;

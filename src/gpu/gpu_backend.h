@@ -66,16 +66,18 @@ class GpuBackend final : public Backend {
   void rope(const TensorArg& x, const TensorArg& cos, const TensorArg& sin, const TensorArg& dst,
             bool interleaved) override;
 
-  // Not implemented on the GPU yet (gpu_pending.cpp): they throw UnsupportedError and
-  // implements() says false for their ops.
-  void unary(Op op, double p0, double p1, const TensorArg& src, const TensorArg& dst) override;
-  void binary(Op op, const TensorArg& a, const TensorArg& b, const TensorArg& dst) override;
-  void where_cond(const TensorArg& cond, const TensorArg& t, const TensorArg& f, const TensorArg& dst) override;
+  // Reductions and last-dim normalisations (gpu_reduce.cpp; kernels/reduce*.cu, softmax.cu, norm.cu).
   void reduce(Op op, const TensorArg& src, int n_reduced, const TensorArg& dst) override;
   void softmax(const TensorArg& src, const TensorArg& dst, bool log) override;
   void rms_norm(const TensorArg& x, const TensorArg& weight, const TensorArg& dst, double eps) override;
   void layer_norm(const TensorArg& x, const TensorArg& weight, const TensorArg& bias, const TensorArg& dst,
                   double eps) override;
+
+  // Not implemented on the GPU yet (gpu_pending.cpp): they throw UnsupportedError and
+  // implements() says false for their ops.
+  void unary(Op op, double p0, double p1, const TensorArg& src, const TensorArg& dst) override;
+  void binary(Op op, const TensorArg& a, const TensorArg& b, const TensorArg& dst) override;
+  void where_cond(const TensorArg& cond, const TensorArg& t, const TensorArg& f, const TensorArg& dst) override;
   void cumsum(const TensorArg& src, const TensorArg& dst) override;
   void sort(const TensorArg& src, const TensorArg& values, const TensorArg& indices, bool descending) override;
 

@@ -17,16 +17,6 @@ void GpuBackend::binary(Op op, const TensorArg& a, const TensorArg&, const Tenso
 void GpuBackend::where_cond(const TensorArg&, const TensorArg& t, const TensorArg&, const TensorArg&) {
   not_implemented(Op::WhereCond, t.dtype);
 }
-void GpuBackend::reduce(Op op, const TensorArg& src, int, const TensorArg&) { not_implemented(op, src.dtype); }
-void GpuBackend::softmax(const TensorArg& src, const TensorArg&, bool log) {
-  not_implemented(log ? Op::LogSoftmax : Op::Softmax, src.dtype);
-}
-void GpuBackend::rms_norm(const TensorArg& x, const TensorArg&, const TensorArg&, double) {
-  not_implemented(Op::RmsNorm, x.dtype);
-}
-void GpuBackend::layer_norm(const TensorArg& x, const TensorArg&, const TensorArg&, const TensorArg&, double) {
-  not_implemented(Op::LayerNorm, x.dtype);
-}
 void GpuBackend::cumsum(const TensorArg& src, const TensorArg&) { not_implemented(Op::Cumsum, src.dtype); }
 void GpuBackend::sort(const TensorArg& src, const TensorArg& values, const TensorArg&, bool) {
   not_implemented(values.defined() ? Op::Sort : Op::Argsort, src.dtype);
