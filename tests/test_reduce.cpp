@@ -274,27 +274,28 @@ TEST_P(Reduce, CumsumAlongLeadingDim) {
 
 // ---- sizes and layouts that take the GPU's other paths (Note [GPU reductions]) ------------------
 
-// Row-wise f64 references of a [rows, n] host matrix.
+// f64 / exact references of `rows` lines of n elements of a host matrix, element (i, j) at
+// h[i * row_stride + j * elem_stride].
 struct RowRef {
   std::vector<double> sum;
   std::vector<float> max;
-  std::vector<int64_t> argmin;
+  std::vector<int64_t> argmin, argmax;
 };
-RowRef row_ref(const std::vector<float>& h, int64_t rows, int64_t n, int64_t stride) {
+RowRef row_ref(const std::vector<float>& h, int64_t rows, int64_t n, int64_t row_stride, int64_t elem_stride = 1) {
   RowRef r;
   for (int64_t i = 0; i < rows; ++i) {
+    auto at = [&](int64_t j) { return h[static_cast<size_t>(i * row_stride + j * elem_stride)]; };
     double s = 0;
-    float mx = -kInf;
-    int64_t am = 0;
+    int64_t lo = 0, hi = 0;
     for (int64_t j = 0; j < n; ++j) {
-      const float v = h[static_cast<size_t>(i * stride + j)];
-      s += v;
-      mx = std::max(mx, v);
-      if (v < h[static_cast<size_t>(i * stride + am)]) am = j;
+      s += at(j);
+      if (at(j) < at(lo)) lo = j;
+      if (at(j) > at(hi)) hi = j;
     }
     r.sum.push_back(s);
-    r.max.push_back(mx);
-    r.argmin.push_back(am);
+    r.max.push_back(at(hi));
+    r.argmin.push_back(lo);
+    r.argmax.push_back(hi);
   }
   return r;
 }
@@ -377,26 +378,11 @@ TEST_P(Reduce, TallMatrixOverDim0) {
   const Device d = GetParam();
   const int64_t rows = 200003, cols = 5;
   Tensor x = Tensor::rand_uniform({rows, cols}, DType::F32, -1, 1, d);
-  const std::vector<float> h = x.to_vector<float>();
+  const RowRef r = row_ref(x.to_vector<float>(), cols, rows, 1, cols);
   const std::vector<float> s = x.sum({0}).to_vector<float>();
-  const std::vector<float> mx = x.max({0}).to_vector<float>();
-  const std::vector<int64_t> am = x.argmax({0}).to_vector<int64_t>();
-  for (int64_t j = 0; j < cols; ++j) {
-    double ref = 0;
-    float best = -kInf;
-    int64_t arg = 0;
-    for (int64_t i = 0; i < rows; ++i) {
-      const float v = h[static_cast<size_t>(i * cols + j)];
-      ref += v;
-      if (v > best) {
-        best = v;
-        arg = i;
-      }
-    }
-    EXPECT_NEAR(s[static_cast<size_t>(j)], ref, 1e-3) << j;
-    EXPECT_EQ(mx[static_cast<size_t>(j)], best) << j;
-    EXPECT_EQ(am[static_cast<size_t>(j)], arg) << j;
-  }
+  EXPECT_EQ(x.max({0}).to_vector<float>(), r.max);
+  EXPECT_EQ(x.argmax({0}).to_vector<int64_t>(), r.argmax);
+  for (size_t j = 0; j < s.size(); ++j) EXPECT_NEAR(s[j], r.sum[j], 1e-3) << j;
   // A constant column: every split piece ties, the first row wins.
   EXPECT_EQ(Tensor::ones({rows, 3}, DType::BF16, d).argmin({0}).to_vector<int64_t>(), std::vector<int64_t>(3, 0));
 }

@@ -349,17 +349,22 @@ void launch_merge(const LaunchCtx& ctx, const typename Op::Acc* parts, int64_t o
 // Blocks that fill the device (a few resident per multiprocessor).
 inline int64_t target_blocks(const LaunchCtx& ctx) { return int64_t{std::max(ctx.multiprocessors, 1)} * 8; }
 
+// Pieces to cut each reduced range into when `blocks` blocks would leave the device idle: at most
+// `most`, and at most 1024 (the merge kernel's group reads them all).
+inline unsigned split_count(const LaunchCtx& ctx, int64_t blocks, int64_t most) {
+  if (blocks >= target_blocks(ctx)) return 1;
+  const int64_t want = (target_blocks(ctx) + blocks - 1) / blocks;
+  return static_cast<unsigned>(std::clamp<int64_t>(std::min(want, most), 1, 1024));
+}
+
 template <class Op, class Index>
 void launch_rows(const LaunchCtx& ctx, Backend& be, const Plan<2>& outer, const Plan<1>& inner, bool contig,
                  const typename Op::In* src, typename Op::Out* dst, int64_t n) {
   using Acc = typename Op::Acc;
   const int64_t outputs = outer.numel;
   const unsigned group = pow2_at_least((n + 15) / 16, kBlock);
-  unsigned splits = 1;
-  if (group == kBlock && outputs < target_blocks(ctx)) {
-    const int64_t want = (target_blocks(ctx) + outputs - 1) / outputs;
-    splits = static_cast<unsigned>(std::clamp<int64_t>(std::min(want, n / 8192), 1, 1024));
-  }
+  // Only rows long enough for a whole block are split, into pieces of at least 8192 elements.
+  const unsigned splits = group == kBlock ? split_count(ctx, outputs, n / 8192) : 1;
   const int64_t piece = (n + splits - 1) / splits;
   Scratch parts(be, splits > 1 ? outputs * splits * static_cast<int64_t>(sizeof(Acc)) : 0);
   RowArgs<Op, Index> a{make_meta<Index, 2>(outer, 0),
@@ -395,11 +400,8 @@ void launch_cols(const LaunchCtx& ctx, Backend& be, const Plan<2>& outer, int vd
   const int64_t vlen = outer.shape[vdim], outputs = outer.numel, others = outputs / vlen;
   const unsigned bx = pow2_at_least(vlen, 64), by = kBlock / bx;
   const int64_t jblocks = (vlen + bx - 1) / bx, blocks = others * jblocks;
-  unsigned splits = 1;
-  if (blocks < target_blocks(ctx)) {
-    const int64_t want = (target_blocks(ctx) + blocks - 1) / blocks;
-    splits = static_cast<unsigned>(std::clamp<int64_t>(std::min<int64_t>(want, n / (by * 16)), 1, 1024));
-  }
+  // Each thread row of a piece gets at least 16 reduced elements.
+  const unsigned splits = split_count(ctx, blocks, n / (by * 16));
   const int64_t piece = (n + splits - 1) / splits;
   Scratch parts(be, splits > 1 ? outputs * splits * static_cast<int64_t>(sizeof(Acc)) : 0);
   ColArgs<Op, Index> a{make_meta<Index, 2>(other, 0),
