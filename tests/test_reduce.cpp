@@ -433,6 +433,169 @@ TEST_P(Reduce, CumsumAndSortOverManyKeptDims) {
   EXPECT_EQ(v.cumsum(-1).to_vector<float>(), c.cumsum(-1).to_vector<float>());
   EXPECT_EQ(v.argsort(-1, true).to_vector<int64_t>(), c.argsort(-1, true).to_vector<int64_t>());
   EXPECT_EQ(v.sort(-1).first.to_vector<float>(), c.sort(-1).first.to_vector<float>());
+// ---- sizes and layouts that take the GPU's other paths (Note [GPU reductions]) ------------------
+
+// f64 / exact references of `rows` lines of n elements of a host matrix, element (i, j) at
+// h[i * row_stride + j * elem_stride].
+struct RowRef {
+  std::vector<double> sum;
+  std::vector<float> max;
+  std::vector<int64_t> argmin, argmax;
+};
+RowRef row_ref(const std::vector<float>& h, int64_t rows, int64_t n, int64_t row_stride, int64_t elem_stride = 1) {
+  RowRef r;
+  for (int64_t i = 0; i < rows; ++i) {
+    auto at = [&](int64_t j) { return h[static_cast<size_t>(i * row_stride + j * elem_stride)]; };
+    double s = 0;
+    int64_t lo = 0, hi = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      s += at(j);
+      if (at(j) < at(lo)) lo = j;
+      if (at(j) > at(hi)) hi = j;
+    }
+    r.sum.push_back(s);
+    r.max.push_back(at(hi));
+    r.argmin.push_back(lo);
+    r.argmax.push_back(hi);
+  }
+  return r;
+}
+
+void expect_rows(const Tensor& x, const RowRef& r, double rel) {
+  const std::vector<float> s = x.sum({-1}).to_vector<float>();
+  const std::vector<float> m = x.max({-1}).to_vector<float>();
+  const std::vector<int64_t> a = x.argmin({-1}).to_vector<int64_t>();
+  ASSERT_EQ(s.size(), r.sum.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    EXPECT_NEAR(s[i], r.sum[i], rel * std::abs(r.sum[i]) + 1e-3) << i;
+    EXPECT_EQ(m[i], r.max[i]) << i;
+    EXPECT_EQ(a[i], r.argmin[i]) << i;
+  }
+}
+
+TEST_P(Reduce, RowsMuchLongerThanABlock) {
+  const Device d = GetParam();
+  const int64_t n = 100003;  // odd: most rows start misaligned
+  Tensor x = Tensor::rand_uniform({5, n}, DType::F32, 0, 1, d);
+  expect_rows(x, row_ref(x.to_vector<float>(), 5, n, n), 2e-6);
+  // One long row alone: split over blocks.
+  Tensor one = x.narrow(0, 2, 1);
+  expect_rows(one, row_ref(one.to_vector<float>(), 1, n, n), 2e-6);
+}
+
+TEST_P(Reduce, NarrowedMisalignedView) {
+  const Device d = GetParam();
+  Tensor base = Tensor::rand_uniform({9, 4001}, DType::F32, -1, 1, d);
+  Tensor x = base.narrow(1, 3, 3997).narrow(0, 1, 7);  // offset 4004: no row is 16-byte aligned
+  const std::vector<float> h = base.to_vector<float>();
+  std::vector<float> v;
+  for (int64_t i = 1; i < 8; ++i)
+    for (int64_t j = 3; j < 4000; ++j) v.push_back(h[static_cast<size_t>(i * 4001 + j)]);
+  expect_rows(x, row_ref(v, 7, 3997, 3997), 2e-6);
+  // The same view reduced over dim 0 (the column path) and over both dims.
+  const std::vector<float> c = x.sum({0}).to_vector<float>();
+  for (int64_t j = 0; j < 3997; j += 97) {
+    double s = 0;
+    for (int64_t i = 0; i < 7; ++i) s += v[static_cast<size_t>(i * 3997 + j)];
+    EXPECT_NEAR(c[static_cast<size_t>(j)], s, 1e-5) << j;
+  }
+  double all = 0;
+  for (float f : v) all += f;
+  EXPECT_NEAR(x.sum({}).to_vector<float>()[0], all, 1e-3);
+  // u8 through an odd offset: the vector loads start after a scalar head.
+  Tensor u = Tensor::full({3, 1000}, 1, DType::U8, d).narrow(1, 5, 993);
+  EXPECT_EQ(u.sum({1}).to_vector<uint8_t>(), std::vector<uint8_t>(3, static_cast<uint8_t>(993 % 256)));
+  EXPECT_EQ(u.sum({}).to_vector<uint8_t>(), std::vector<uint8_t>{static_cast<uint8_t>((3 * 993) % 256)});
+}
+
+TEST_P(Reduce, FullReductionOfTenMillion) {
+  const Device d = GetParam();
+  const int64_t n = 10000019;
+  Tensor x = Tensor::rand_uniform({n}, DType::F32, 0, 1, d);
+  const std::vector<float> h = x.to_vector<float>();
+  double ref = 0;
+  float mn = kInf;
+  int64_t am = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = h[static_cast<size_t>(i)];
+    ref += v;
+    if (v < mn) {
+      mn = v;
+      am = i;
+    }
+  }
+  EXPECT_NEAR(x.sum({}).to_vector<float>()[0], ref, 2e-6 * ref);
+  EXPECT_NEAR(x.mean({}).to_vector<float>()[0], ref / static_cast<double>(n), 2e-6);
+  EXPECT_EQ(x.min({}).to_vector<float>()[0], mn);
+  EXPECT_EQ(x.argmin({}).to_vector<int64_t>()[0], am);
+  // Exact integer sums: i64 arange, and a u8 sum that wraps.
+  Tensor a = Tensor::arange(0, static_cast<double>(n), 1, DType::I64, d);
+  EXPECT_EQ(a.sum({}).to_vector<int64_t>()[0], n * (n - 1) / 2);
+  EXPECT_EQ(a.argmax({}).to_vector<int64_t>()[0], n - 1);
+  EXPECT_EQ(Tensor::full({n}, 3, DType::U8, d).sum({}).to_vector<uint8_t>()[0], static_cast<uint8_t>((3 * n) % 256));
+}
+
+TEST_P(Reduce, TallMatrixOverDim0) {
+  const Device d = GetParam();
+  const int64_t rows = 200003, cols = 5;
+  Tensor x = Tensor::rand_uniform({rows, cols}, DType::F32, -1, 1, d);
+  const RowRef r = row_ref(x.to_vector<float>(), cols, rows, 1, cols);
+  const std::vector<float> s = x.sum({0}).to_vector<float>();
+  EXPECT_EQ(x.max({0}).to_vector<float>(), r.max);
+  EXPECT_EQ(x.argmax({0}).to_vector<int64_t>(), r.argmax);
+  for (size_t j = 0; j < s.size(); ++j) EXPECT_NEAR(s[j], r.sum[j], 1e-3) << j;
+  // A constant column: every split piece ties, the first row wins.
+  EXPECT_EQ(Tensor::ones({rows, 3}, DType::BF16, d).argmin({0}).to_vector<int64_t>(), std::vector<int64_t>(3, 0));
+}
+
+// Softmax and the norms on rows of length 1 and on rows longer than the cached path holds.
+TEST_P(Reduce, LastDimOpsOnShortAndLongRows) {
+  const Device d = GetParam();
+  Tensor one = Tensor::rand_uniform({6, 1}, DType::F32, -3, 3, d);
+  EXPECT_EQ(one.softmax().to_vector<float>(), std::vector<float>(6, 1.f));
+  EXPECT_EQ(one.log_softmax().to_vector<float>(), std::vector<float>(6, 0.f));
+
+  const int64_t n = 70000;
+  Tensor x = Tensor::rand_uniform({3, n}, DType::F32, -4, 4, d);
+  std::vector<float> h = x.to_vector<float>();
+  const std::vector<float> y = x.softmax().to_vector<float>();
+  const std::vector<float> ly = x.log_softmax().to_vector<float>();
+  const std::vector<float> rn = x.rms_norm(Tensor(), 1e-5).to_vector<float>();
+  const std::vector<float> ln = x.layer_norm(Tensor(), Tensor(), 1e-5).to_vector<float>();
+  for (int64_t r = 0; r < 3; ++r) {
+    const float* p = h.data() + r * n;
+    double m = -kInf, sum = 0, sq = 0, mean = 0;
+    for (int64_t i = 0; i < n; ++i) m = std::max<double>(m, p[i]);
+    for (int64_t i = 0; i < n; ++i) {
+      sum += std::exp(p[i] - m);
+      sq += static_cast<double>(p[i]) * p[i];
+      mean += p[i];
+    }
+    mean /= static_cast<double>(n);
+    double var = 0;
+    for (int64_t i = 0; i < n; ++i) var += (p[i] - mean) * (p[i] - mean);
+    var /= static_cast<double>(n);
+    for (int64_t i = 0; i < n; i += 101) {
+      const size_t k = static_cast<size_t>(r * n + i);
+      const double e = std::exp(p[i] - m) / sum;
+      ASSERT_NEAR(y[k], e, 1e-5 * e) << r << " " << i;
+      ASSERT_NEAR(ly[k], p[i] - m - std::log(sum), 1e-4) << r << " " << i;
+      ASSERT_NEAR(rn[k], p[i] / std::sqrt(sq / static_cast<double>(n) + 1e-5), 1e-5) << r << " " << i;
+      ASSERT_NEAR(ln[k], (p[i] - mean) / std::sqrt(var + 1e-5), 1e-5) << r << " " << i;
+    }
+  }
+  // The NaN / inf rules hold on long rows too: a NaN or a +inf poisons its row, -inf gets 0, and a
+  // row of only -inf is NaN.
+  h[5] = kNaNf;
+  h[static_cast<size_t>(n + 7)] = kInf;
+  for (int64_t i = 0; i < n; ++i) h[static_cast<size_t>(2 * n + i)] = i % 2 ? -kInf : 0.f;
+  const std::vector<float> z = f32(h, {3, n}, d).softmax().to_vector<float>();
+  EXPECT_TRUE(std::isnan(z[0]) && std::isnan(z[static_cast<size_t>(n - 1)]));
+  EXPECT_TRUE(std::isnan(z[static_cast<size_t>(n)]) && std::isnan(z[static_cast<size_t>(2 * n - 1)]));
+  EXPECT_EQ(z[static_cast<size_t>(2 * n + 1)], 0.f);
+  EXPECT_NEAR(z[static_cast<size_t>(2 * n)], 2.0 / static_cast<double>(n), 1e-10);
+  const std::vector<float> w = Tensor::full({2, n}, -kInf, DType::F32, d).softmax().to_vector<float>();
+  EXPECT_TRUE(std::isnan(w[0]) && std::isnan(w[static_cast<size_t>(2 * n - 1)]));
 }
 
 WICK_INSTANTIATE_DEVICES(Reduce);

@@ -82,8 +82,7 @@ class GpuBackend final : public Backend {
   void binary(Op op, const TensorArg& a, const TensorArg& b, const TensorArg& dst) override;
   void where_cond(const TensorArg& cond, const TensorArg& t, const TensorArg& f, const TensorArg& dst) override;
 
-  // Not implemented on the GPU yet (gpu_pending.cpp): they throw UnsupportedError and
-  // implements() says false for their ops.
+  // Reductions and last-dim normalisations (gpu_reduce.cpp; kernels/reduce*.cu, softmax.cu, norm.cu).
   void reduce(Op op, const TensorArg& src, int n_reduced, const TensorArg& dst) override;
   void softmax(const TensorArg& src, const TensorArg& dst, bool log) override;
   void rms_norm(const TensorArg& x, const TensorArg& weight, const TensorArg& dst, double eps) override;
@@ -97,7 +96,6 @@ class GpuBackend final : public Backend {
   // Makes this device current on the calling thread and describes a launch on its stream.
   kern::LaunchCtx enter(const char* op) const;
   std::string location() const;
-  [[noreturn]] void not_implemented(Op op, DType dtype) const;
 
   int ordinal_;
   gpu::DeviceProperties props_;

@@ -53,4 +53,20 @@ void cumsum(const LaunchCtx& ctx, Backend& be, const TensorArg& src, const Tenso
 void sort(const LaunchCtx& ctx, Backend& be, const TensorArg& src, const TensorArg& values, const TensorArg& indices,
           bool descending);
 
+// reduce_sum.cu, reduce_minmax.cu, reduce_arg.cu: Backend::reduce for one op family; `be` provides
+// scratch memory for split reductions (Note [GPU reductions] in reduce.cuh).
+void reduce_sum(const LaunchCtx& ctx, Backend& be, const TensorArg& src, int n_reduced, const TensorArg& dst,
+                bool mean);
+void reduce_minmax(const LaunchCtx& ctx, Backend& be, const TensorArg& src, int n_reduced, const TensorArg& dst,
+                   bool is_max);
+void reduce_arg(const LaunchCtx& ctx, Backend& be, const TensorArg& src, int n_reduced, const TensorArg& dst,
+                bool is_max);
+
+// softmax.cu, norm.cu: over the last dim (Note [GPU row normalisation] in norm.cuh). weight / bias
+// are [D] (any stride) or undefined.
+void softmax(const LaunchCtx& ctx, const TensorArg& src, const TensorArg& dst, bool log);
+void rms_norm(const LaunchCtx& ctx, const TensorArg& x, const TensorArg& weight, const TensorArg& dst, double eps);
+void layer_norm(const LaunchCtx& ctx, const TensorArg& x, const TensorArg& weight, const TensorArg& bias,
+                const TensorArg& dst, double eps);
+
 }  // namespace wick::WICK_GPU_NS::kern

@@ -1,0 +1,21 @@
+// argmin and argmax on the GPU (Note [GPU reductions] in reduce.cuh).
+#include "cpu/dispatch.h"
+#include "gpu/kernels/reduce.cuh"
+
+namespace wick::WICK_GPU_NS::kern {
+
+void reduce_arg(const LaunchCtx& ctx, Backend& be, const TensorArg& src, int n_reduced, const TensorArg& dst,
+                bool is_max) {
+  cpu::dispatch(
+      src.dtype,
+      [&]<class T>() {
+        if (is_max) {
+          run_reduce<ArgOp<T, true>>(ctx, be, src, n_reduced, dst);
+        } else {
+          run_reduce<ArgOp<T, false>>(ctx, be, src, n_reduced, dst);
+        }
+      },
+      ctx.op);
+}
+
+}  // namespace wick::WICK_GPU_NS::kern
