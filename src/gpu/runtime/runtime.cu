@@ -158,8 +158,31 @@ float Event::elapsed_ms(const Event& start) const {
   return ms;
 }
 
+#if defined(WICK_GPU_ROCM)
+namespace {
+// hipLaunchHostFunc is declared by HIP 5.2's headers but missing from its library; a stream
+// callback does the same (it runs after the preceding work, and the following work waits for it).
+struct HostFunc {
+  void (*fn)(void*);
+  void* arg;
+};
+void run_host_func(hipStream_t, hipError_t, void* p) {
+  const HostFunc f = *static_cast<HostFunc*>(p);
+  delete static_cast<HostFunc*>(p);
+  f.fn(f.arg);
+}
+}  // namespace
+#endif
+
 void launch_host_func(const Stream& s, void (*fn)(void*), void* arg) {
-  check(WICK_VENDOR(LaunchHostFunc)(native_stream(s.native()), fn, arg), "host_func", s.device());
+#if defined(WICK_GPU_CUDA)
+  check(cudaLaunchHostFunc(native_stream(s.native()), fn, arg), "host_func", s.device());
+#else
+  auto* f = new HostFunc{fn, arg};
+  const error_t e = hipStreamAddCallback(native_stream(s.native()), &run_host_func, f, 0);
+  if (e != kSuccess) delete f;
+  check(e, "host_func", s.device());
+#endif
 }
 
 // ---- memory ----------------------------------------------------------------------------------
