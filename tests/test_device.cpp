@@ -75,6 +75,41 @@ TEST(Device, GpuWithoutBackend) {
   }
 }
 
+// Handles (Note [Device handles]): the CPU has none; GPU handles need the GPU.
+TEST(Device, HandlesNeedAGpu) {
+  EXPECT_EQ(Device::cpu().id(), 0u);
+  EXPECT_TRUE(Device::cpu().is_default_handle());
+  const std::string m = message_of([] { (void)Device::cpu().new_stream(); });
+  EXPECT_NE(m.find("[device] cpu"), std::string::npos) << m;
+  EXPECT_NE(m.find("needs a GPU"), std::string::npos) << m;
+  EXPECT_THROW((void)Device::cpu().new_stream(), DeviceError);
+  EXPECT_EQ(Device::handle(DeviceKind::Cpu, 0, 0), Device::cpu());
+  EXPECT_THROW((void)Device::handle(DeviceKind::Cpu, 0, 1), DeviceError);
+  if (!Device::cuda_if_available().is_gpu()) {
+    const std::string c = message_of([] { (void)Device::new_cuda(); });
+    EXPECT_NE(c.find("cuda:0"), std::string::npos) << c;
+    EXPECT_TRUE(c.find("-DWICK_CUDA=ON") != std::string::npos || c.find("no such device") != std::string::npos) << c;
+    EXPECT_THROW((void)Device::new_cuda(), DeviceError);
+    EXPECT_THROW((void)Device::parse("cuda:0#3"), DeviceError);
+    EXPECT_THROW((void)Device::handle(DeviceKind::Cuda, 0, 3), DeviceError);
+  }
+  if (!Device::rocm_if_available().is_gpu()) {
+    EXPECT_THROW((void)Device::new_rocm(1), DeviceError);
+    EXPECT_THROW((void)Device::parse("rocm:1#2"), DeviceError);
+  }
+  for (const char* bad : {"cuda#1", "cuda:0#", "cuda:0#x", "cuda:#1", "cpu#1", "rocm:0#1#2", "cuda:0#-1"})
+    EXPECT_THROW((void)Device::parse(bad), InvalidArgument) << bad;
+}
+
+TEST(Device, EventTrackingSwitch) {
+  const bool was = event_tracking();
+  set_event_tracking(false);
+  EXPECT_FALSE(event_tracking());
+  set_event_tracking(true);
+  EXPECT_TRUE(event_tracking());
+  set_event_tracking(was);
+}
+
 TEST(Device, AvailableDevicesListCpuFirst) {
   const std::vector<Device> ds = available_devices();
   ASSERT_FALSE(ds.empty());

@@ -88,7 +88,19 @@ class Tensor {
   void to_host(void* dst, int64_t nbytes) const;
   template <class T>
   std::vector<T> to_vector() const;
-  Tensor to(const Device& device) const;
+  // A copy on `device` (a device or a handle: Note [Device handles] in wick/device.h), or *this
+  // when that is this tensor's handle. Any source layout; the result is contiguous. Between two
+  // handles of one GPU the copy is a strided copy on the target's stream; between GPUs a peer
+  // copy where the hardware allows, else through host memory. The copy always waits for the
+  // source's writer and keeps the source's memory until it ran, whatever event tracking says.
+  //   non_blocking = false: returns when the copy is complete.
+  //   non_blocking = true: the copy is queued and the call returns without waiting for it.
+  //     To a GPU: the result is ready in the order of the target handle's stream (ops on it
+  //     need no synchronisation); a host source may be modified or released at once (it is
+  //     staged through page-locked memory). From a GPU to the CPU: the result's contents are
+  //     valid only after source.device().synchronize(); neither read nor write it before. GPUs
+  //     without peer access stage through host memory, and the host waits for that.
+  Tensor to(const Device& device, bool non_blocking = false) const;
   Tensor to_dtype(DType dtype) const;  // between any two of the 8 dtypes
   Tensor contiguous() const;           // copies only when not contiguous
   Tensor clone() const;                // always copies

@@ -8,6 +8,10 @@
 // Devices are values: Device::cpu(), Device::cuda(0), Device::rocm(0), or
 // Device::gpu_if_available() to take a GPU when one is there. Each device has its own random
 // generator (set_seed) and can be synchronised and queried (info(): name, architecture, memory).
+// A GPU device is a handle with one stream; dev.new_stream() gives another handle of the same GPU
+// with its own stream, and events order the work of handles that share tensors
+// (Note [Device handles] in wick/device.h). t.to(dev) copies between any two devices or handles;
+// t.to(dev, true) queues the copy without waiting for it.
 //
 // A Tensor is a dtype, a device and a strided view of a storage:
 //

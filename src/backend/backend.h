@@ -10,6 +10,7 @@
 // is written), OutOfMemory from alloc, UnsupportedError for an op x dtype it does not implement.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -29,6 +30,29 @@ namespace wick {
 
 class Backend;
 
+// Note [Cross-stream use]
+// Every GPU handle (Note [Device handles] in wick/device.h) has its own stream, and a storage
+// belongs to the handle that allocated it: its memory is allocated and freed stream-ordered on
+// that handle's stream. When another handle of the same GPU (or Tensor::to, from any GPU) uses it,
+// three orders matter, and wick keeps them with events, never blocking the host:
+//   - read after write: the user's stream waits for a fence recorded on the writer's stream after
+//     the last write (Storage::use_on);
+//   - write after read: an in-place write waits for every other stream that read the storage since
+//     the last write (Storage::before_write);
+//   - free after use: the owner's stream waits for every other stream that used the storage before
+//     the memory goes back to the pool (~Storage).
+// Fences are recorded lazily, when the first use by another stream asks for one: a fence taken then
+// on the writer's stream comes after the write, since the host issued the write first. Until a
+// second stream touches a storage it carries no bookkeeping (a null pointer) and nothing is
+// recorded, so single-stream programs pay nothing. The front end calls use_on from
+// front::check_same_device (the op's runner is its first tensor) and before_write before in-place
+// writes; set_event_tracking(false) makes check_same_device skip use_on.
+struct StreamUses {
+  Backend* writer = nullptr;      // the stream of the last write (the owner until another writes)
+  std::shared_ptr<void> written;  // fence after that write; null until a reader asks for it
+  std::vector<Backend*> readers;  // other streams that waited for `written` and read since
+};
+
 // A block of device memory. Freed through its backend when the last Tensor using it goes away.
 class Storage {
  public:
@@ -40,10 +64,19 @@ class Storage {
   int64_t nbytes() const { return nbytes_; }
   Backend& backend() const { return *backend_; }
 
+  // Note [Cross-stream use]: orders a read by `runner` after the last write, and a later write or
+  // the free after that read. Costs one comparison when runner is the only stream involved.
+  void use_on(Backend& runner);
+  // Before `writer` writes in place: waits for the other streams' reads and write.
+  void before_write(Backend& writer);
+
  private:
+  StreamUses& uses();  // created on first need; caller holds the tracking mutex
+
   Backend* backend_;
   void* data_;
   int64_t nbytes_;
+  std::atomic<StreamUses*> uses_{nullptr};
 };
 
 struct TensorArg {
@@ -96,6 +129,31 @@ class Backend {
   // between two marks, waiting for the second. The default reads a steady clock after synchronize().
   virtual std::shared_ptr<void> timing_mark();
   virtual double timing_elapsed_ms(const std::shared_ptr<void>& start, const std::shared_ptr<void>& stop);
+
+  // ---- streams and transfers (Note [Cross-stream use]) ----
+  // A fence after everything queued so far on this backend's stream; nullptr on backends that
+  // run synchronously (the CPU), whose work is done when the call returns.
+  virtual std::shared_ptr<void> record_fence() { return nullptr; }
+  // Makes work queued later on this backend wait for `fence` (from a backend of the same kind,
+  // any ordinal) without blocking the host. A null fence is already reached.
+  virtual void wait_fence(const std::shared_ptr<void>& fence) { (void)fence; }
+  // Queues on this backend a copy of nbytes from src, memory of `from` (the same kind of device,
+  // possibly another ordinal), to dst in this device's memory. The caller has ordered it after
+  // the source's writer and keeps src alive until it ran. False when the two devices cannot copy
+  // directly (no peer access): the caller then stages through host memory.
+  virtual bool copy_from_device(void* dst, Backend& from, const void* src, int64_t nbytes) {
+    (void)dst, (void)from, (void)src, (void)nbytes;
+    return false;
+  }
+  // Stream-ordered host copies (Tensor::to(device, true)). copy_from_host_async may return before
+  // the copy ran, but src may be reused at once. copy_to_host_async may return before dst is
+  // written; dst is valid after synchronize(), and `keep` (dst's storage) lives until then. The
+  // defaults copy synchronously.
+  virtual void copy_from_host_async(void* dst, const void* src, int64_t nbytes) { copy_from_host(dst, src, nbytes); }
+  virtual void copy_to_host_async(void* dst, const void* src, int64_t nbytes, std::shared_ptr<Storage> keep) {
+    (void)keep;
+    copy_to_host(dst, src, nbytes);
+  }
 
   // ---- random generator state (per device) ----
   void set_seed(uint64_t seed);
@@ -181,14 +239,22 @@ class Backend {
   uint64_t counter_ = 0;
 };
 
-// The backend of a device; throws DeviceError when wick was built without it or it is absent.
+// The backend of a device handle; throws DeviceError when wick was built without it or it is
+// absent.
 Backend& backend_for(const Device& device);
+// Makes the backend of a new handle `id` of GPU (kind, ordinal) (Device::new_stream).
+void add_gpu_handle(DeviceKind kind, int ordinal, uint32_t id);
+// Whether handle `id` of GPU (kind, ordinal) exists (id 0 does when the GPU does).
+bool gpu_handle_exists(DeviceKind kind, int ordinal, uint32_t id);
 
-// Registration of GPU backends (each GPU build provides these; see src/backend/registry.cpp).
+// Registration of GPU backends (each GPU build provides these; see backend_for in backend.cpp).
 struct GpuBackendProvider {
   const char* name;  // "cuda" / "rocm"
   int (*device_count)();
-  Backend* (*get)(int ordinal);
+  Backend* (*get)(int ordinal);  // the default handle, made on first use, never destroyed
+  // A new handle of GPU `ordinal` with its own stream, sharing the default handle's memory pool;
+  // never destroyed (Storages of static Tensors may outlive static destructors).
+  Backend* (*create)(int ordinal, uint32_t id);
 };
 
 }  // namespace wick

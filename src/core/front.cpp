@@ -17,8 +17,11 @@ void check_op_dtype(Op op, const Tensor& t) {
 }
 
 void check_same_device(Op op, const Tensor& a, const Tensor& b) {
-  if (!a.device().same_device(b.device()))
+  if (a.device().same_device(b.device())) return;
+  if (!a.device().same_gpu(b.device()))
     throw DeviceError(op_tag(op) + "operands on different devices: " + a.str() + " and " + b.str());
+  // Two handles of one GPU: see Note [Cross-stream use].
+  if (event_tracking() && b.defined()) b.storage()->use_on(backend(a));
 }
 
 void check_same_dtype(Op op, const Tensor& a, const Tensor& b) {

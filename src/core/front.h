@@ -22,8 +22,16 @@ void check_defined(Op op, const Tensor& t, const char* what = "input");
 // Throws DTypeError unless the op table defines op for t's dtype, and UnsupportedError unless t's
 // device implements it.
 void check_op_dtype(Op op, const Tensor& t);
-// Throws DeviceError / DTypeError unless the two tensors share device / dtype.
+// Throws DeviceError unless the two tensors are on the same GPU (any handles of it) or both on the
+// CPU. The op runs on a's handle: when b is on another handle, a's stream is made to wait for b's
+// producer (Note [Cross-stream use] in backend/backend.h), so `a` must be the tensor whose
+// backend the op calls.
 void check_same_device(Op op, const Tensor& a, const Tensor& b);
+// Before an in-place write of t (on t's handle): waits for other streams' uses of its storage.
+inline void before_write(const Tensor& t) {
+  if (t.defined()) t.storage()->before_write(backend(t));
+}
+// Throws DTypeError unless the two tensors share dtype.
 void check_same_dtype(Op op, const Tensor& a, const Tensor& b);
 // Throws DTypeError unless ids is u8, u32 or i64.
 void check_index_dtype(Op op, const Tensor& ids);

@@ -113,8 +113,9 @@ Tensor Tensor::where_cond(const Tensor& on_true, const Tensor& on_false) const {
     throw DTypeError("[where_cond] condition must be u8, u32 or i64, got " + str());
   front::check_defined(op, on_true, "on_true");
   front::check_defined(op, on_false, "on_false");
-  front::check_same_device(op, *this, on_true);
-  front::check_same_device(op, *this, on_false);
+  // The op runs on on_true's handle (its output's), so on_true comes first.
+  front::check_same_device(op, on_true, *this);
+  front::check_same_device(op, on_true, on_false);
   front::check_op_dtype(op, on_true);
   front::check_same_dtype(op, on_true, on_false);
   const char* name = "where_cond";

@@ -187,7 +187,7 @@ void copy2d(const Tensor& src, Tensor& dst, int64_t rows, int64_t cols, int64_t 
   const Op op = Op::Copy2d;
   front::check_op_dtype(op, src);
   front::check_defined(op, dst, "destination");
-  front::check_same_device(op, src, dst);
+  front::check_same_device(op, dst, src);  // runs on dst's handle
   front::check_same_dtype(op, src, dst);
   const std::string args = "rows " + num(rows) + ", cols " + num(cols) + ", src_stride " + num(src_stride) +
                            ", dst_stride " + num(dst_stride) + ", src_offset " + num(src_offset) + ", dst_offset " +
@@ -207,6 +207,7 @@ void copy2d(const Tensor& src, Tensor& dst, int64_t rows, int64_t cols, int64_t 
                  src.device());
   const Tensor t(dst.storage(), Layout({rows, cols}, {dst_stride, 1}, dst.offset() + dst_offset), dst.dtype(),
                  dst.device());
+  front::before_write(dst);
   backend(dst).cast(TensorArg(s), TensorArg(t));
 }
 

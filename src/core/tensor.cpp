@@ -155,24 +155,48 @@ void Tensor::to_host(void* dst, int64_t nbytes) const {
   backend(c).copy_to_host(dst, static_cast<const char*>(c.storage_->data()) + c.offset() * dtype_size(dtype_), need);
 }
 
-Tensor Tensor::to(const Device& device) const {
+Tensor Tensor::to(const Device& device, bool non_blocking) const {
   front::check_defined(Op::CopyStrided, *this);
   if (device.same_device(device_)) return *this;
+  if (device.same_gpu(device_)) {
+    // Another handle of the same GPU: one strided copy on the target's stream, after the writer.
+    Tensor out = empty(shape(), dtype_, device);
+    if (numel() > 0) {
+      Backend& b = backend(out);
+      storage_->use_on(b);
+      b.cast(TensorArg(*this), TensorArg(out));
+      if (!non_blocking) b.synchronize();
+    }
+    return out;
+  }
   const Tensor c = contiguous();
   const int64_t nbytes = numel() * dtype_size(dtype_);
   Tensor out = empty(shape(), dtype_, device);
   if (nbytes == 0) return out;
   const void* src = static_cast<const char*>(c.storage_->data()) + c.offset() * dtype_size(dtype_);
+  void* dst = out.storage_->data();
   if (device_.is_cpu()) {
-    backend(out).copy_from_host(out.storage_->data(), src, nbytes);
-  } else if (device.is_cpu()) {
-    backend(c).copy_to_host(out.storage_->data(), src, nbytes);
-  } else {
-    // GPU to GPU through host memory; the GPU backend can replace this with a peer copy.
-    std::vector<char> host(static_cast<size_t>(nbytes));
-    backend(c).copy_to_host(host.data(), src, nbytes);
-    backend(out).copy_from_host(out.storage_->data(), host.data(), nbytes);
+    Backend& b = backend(out);
+    non_blocking ? b.copy_from_host_async(dst, src, nbytes) : b.copy_from_host(dst, src, nbytes);
+    return out;
   }
+  if (device.is_cpu()) {
+    Backend& b = backend(c);  // on the source's stream, after its writer
+    non_blocking ? b.copy_to_host_async(dst, src, nbytes, out.storage_) : b.copy_to_host(dst, src, nbytes);
+    return out;
+  }
+  Backend& b = backend(out);
+  if (device.kind() == device_.kind()) {
+    c.storage_->use_on(b);  // waits for the writer; c's memory stays until the copy ran
+    if (b.copy_from_device(dst, backend(c), src, nbytes)) {
+      if (!non_blocking) b.synchronize();
+      return out;
+    }
+  }
+  // No direct path (no peer access, or CUDA and ROCm devices): through host memory.
+  std::vector<char> host(static_cast<size_t>(nbytes));
+  backend(c).copy_to_host(host.data(), src, nbytes);
+  b.copy_from_host(dst, host.data(), nbytes);
   return out;
 }
 
@@ -285,13 +309,17 @@ Tensor Tensor::flatten() const { return reshape({numel()}); }
 
 void Tensor::const_set(Scalar value) {
   front::check_op_dtype(Op::ConstSet, *this);
-  if (numel() > 0) backend(*this).const_set(TensorArg(*this), value);
+  if (numel() == 0) return;
+  front::before_write(*this);
+  backend(*this).const_set(TensorArg(*this), value);
 }
 
 void Tensor::copy_from(const Tensor& src_in) {
   front::check_defined(Op::CopyStrided, *this, "destination");
   front::check_defined(Op::CopyStrided, src_in, "source");
-  Tensor src = src_in.to(device_);
+  // Another handle of this GPU: read in place (ordered like any op's operand), no copy first.
+  Tensor src = src_in.device().same_gpu(device_) ? src_in : src_in.to(device_);
+  front::check_same_device(Op::CopyStrided, *this, src);
   if (src.shape() != shape()) {
     try {
       src = src.broadcast_as(shape());
@@ -299,7 +327,9 @@ void Tensor::copy_from(const Tensor& src_in) {
       throw ShapeError("[copy_strided] source " + src_in.str() + " does not broadcast to destination " + str());
     }
   }
-  if (numel() > 0) backend(*this).cast(TensorArg(src), TensorArg(*this));
+  if (numel() == 0) return;
+  front::before_write(*this);
+  backend(*this).cast(TensorArg(src), TensorArg(*this));
 }
 
 }  // namespace wick

@@ -8,14 +8,24 @@
 
 namespace wick::WICK_GPU_NS {
 
-GpuBackend::GpuBackend(int ordinal)
-    : ordinal_(ordinal), props_(gpu::device_properties(ordinal)), stream_(ordinal), pool_(ordinal) {}
+GpuShared::GpuShared(int ordinal) : props(gpu::device_properties(ordinal)), pool(ordinal) {}
+
+GpuBackend::GpuBackend(int ordinal, uint32_t id, GpuShared& shared)
+    : ordinal_(ordinal), id_(id), shared_(shared), props_(shared.props), stream_(ordinal) {}
 
 Device GpuBackend::device() const {
+  if (id_ != 0) return Device::handle(kDeviceKind, ordinal_, id_);
   return kDeviceKind == DeviceKind::Cuda ? Device::cuda(ordinal_) : Device::rocm(ordinal_);
 }
 
-std::string GpuBackend::location() const { return std::string(kBackendName) + ":" + std::to_string(ordinal_); }
+std::string GpuBackend::location() const {
+  std::string s = std::string(kBackendName) + ":" + std::to_string(ordinal_);
+  if (id_ != 0) {
+    s += '#';  // built with += : GCC 12 warns falsely (-Wrestrict) on "#" + std::string&&
+    s += std::to_string(id_);
+  }
+  return s;
+}
 
 kern::LaunchCtx GpuBackend::enter(const char* op) const {
   gpu::set_device(ordinal_);
@@ -49,40 +59,40 @@ void* GpuBackend::raw_alloc(int64_t nbytes) {
   // (kernels/index.cuh) update the aligned word that holds an element.
   const int64_t padded = (nbytes + 3) & ~int64_t{3};
   // Larger than the device: out of memory, whatever error code the runtime would pick for it.
-  void* p = nbytes <= props_.total_memory ? pool_.allocate(padded, stream_) : nullptr;
+  void* p = nbytes <= props_.total_memory ? shared_.pool.allocate(padded, stream_) : nullptr;
   if (!p && nbytes <= props_.total_memory) {
     // Blocks cached in this pool cannot serve a larger request; give them back and retry once.
     stream_.synchronize("alloc");
-    pool_.trim(0);
-    p = pool_.allocate(padded, stream_);
+    shared_.pool.trim(0);
+    p = shared_.pool.allocate(padded, stream_);
   }
   if (!p) {
     int64_t free_bytes = 0, total = 0;
     gpu::memory_info(ordinal_, &free_bytes, &total);
     int64_t held = 0;
     {
-      std::lock_guard<std::mutex> g(mu_);
-      held = in_use_;
+      std::lock_guard<std::mutex> g(shared_.mu);
+      held = shared_.in_use;
     }
     throw OutOfMemory("[alloc] cannot allocate " + std::to_string(nbytes) + " bytes on " + location() + ": " +
                       std::to_string(free_bytes) + " bytes free of " + std::to_string(total) + " (wick tensors hold " +
                       std::to_string(held) + " bytes)");
   }
-  std::lock_guard<std::mutex> g(mu_);
-  sizes_[p] = nbytes;
-  in_use_ += nbytes;
-  peak_ = std::max(peak_, in_use_);
+  std::lock_guard<std::mutex> g(shared_.mu);
+  shared_.sizes[p] = nbytes;
+  shared_.in_use += nbytes;
+  shared_.peak = std::max(shared_.peak, shared_.in_use);
   return p;
 }
 
 void GpuBackend::raw_free(void* p) {
   if (!p) return;
   {
-    std::lock_guard<std::mutex> g(mu_);
-    const auto it = sizes_.find(p);
-    if (it != sizes_.end()) {
-      in_use_ -= it->second;
-      sizes_.erase(it);
+    std::lock_guard<std::mutex> g(shared_.mu);
+    const auto it = shared_.sizes.find(p);
+    if (it != shared_.sizes.end()) {
+      shared_.in_use -= it->second;
+      shared_.sizes.erase(it);
     }
   }
   try {
@@ -90,7 +100,7 @@ void GpuBackend::raw_free(void* p) {
   } catch (...) {
     // Process exit: the runtime may be gone; the free below is best effort and never throws.
   }
-  pool_.deallocate(p, stream_);  // stream-ordered: see Note [GPU stream order]
+  shared_.pool.deallocate(p, stream_);  // stream-ordered: see Note [GPU stream order]
 }
 
 void GpuBackend::copy_from_host(void* dst, const void* src, int64_t nbytes) {
@@ -106,24 +116,25 @@ void GpuBackend::copy_to_host(void* dst, const void* src, int64_t nbytes) {
 MemoryStats GpuBackend::memory_stats() {
   enter("memory_stats");
   MemoryStats s;
-  s.reserved = pool_.stream_ordered() ? pool_.reserved() : 0;
-  std::lock_guard<std::mutex> g(mu_);
-  s.in_use = in_use_;
-  s.peak = peak_;
-  s.allocations = static_cast<int64_t>(sizes_.size());
-  if (!pool_.stream_ordered()) s.reserved = in_use_;  // the synchronous fallback caches nothing
+  s.reserved = shared_.pool.stream_ordered() ? shared_.pool.reserved() : 0;
+  std::lock_guard<std::mutex> g(shared_.mu);
+  s.in_use = shared_.in_use;
+  s.peak = shared_.peak;
+  s.allocations = static_cast<int64_t>(shared_.sizes.size());
+  if (!shared_.pool.stream_ordered()) s.reserved = shared_.in_use;  // the synchronous fallback caches nothing
   return s;
 }
 
 void GpuBackend::reset_peak_memory() {
-  std::lock_guard<std::mutex> g(mu_);
-  peak_ = in_use_;
+  std::lock_guard<std::mutex> g(shared_.mu);
+  shared_.peak = shared_.in_use;
 }
 
 void GpuBackend::empty_cache() {
   enter("empty_cache");
   stream_.synchronize("empty_cache");
-  pool_.trim(0);
+  shared_.pool.trim(0);
+  release_staging();
 }
 
 std::shared_ptr<void> GpuBackend::timing_mark() {
@@ -169,20 +180,42 @@ int count() {
   return n;
 }
 
+std::mutex& provider_mutex() {
+  static std::mutex* mu = new std::mutex;
+  return *mu;
+}
+
+// Never destroyed, like the backends: Storages held by static Tensors may be freed after static
+// destructors ran. Caller holds provider_mutex().
+GpuShared& shared_locked(int ordinal) {
+  static std::vector<GpuShared*>* all = new std::vector<GpuShared*>(static_cast<size_t>(count()), nullptr);
+  GpuShared*& s = (*all)[static_cast<size_t>(ordinal)];
+  if (!s) s = new GpuShared(ordinal);
+  return *s;
+}
+
 Backend* get(int ordinal) {
-  static std::mutex mu;
-  // Never destroyed: Storages held by static Tensors may be freed after static destructors ran.
   static std::vector<GpuBackend*>* backends = new std::vector<GpuBackend*>(static_cast<size_t>(count()), nullptr);
-  std::lock_guard<std::mutex> g(mu);
+  std::lock_guard<std::mutex> g(provider_mutex());
   GpuBackend*& b = (*backends)[static_cast<size_t>(ordinal)];
-  if (!b) b = new GpuBackend(ordinal);
+  if (!b) b = new GpuBackend(ordinal, 0, shared_locked(ordinal));
   return b;
+}
+
+Backend* create(int ordinal, uint32_t id) {
+  std::lock_guard<std::mutex> g(provider_mutex());
+  return new GpuBackend(ordinal, id, shared_locked(ordinal));
 }
 
 }  // namespace
 
+GpuShared& shared_state(int ordinal) {
+  std::lock_guard<std::mutex> g(provider_mutex());
+  return shared_locked(ordinal);
+}
+
 const GpuBackendProvider& provider() {
-  static const GpuBackendProvider p{kBackendName, &count, &get};
+  static const GpuBackendProvider p{kBackendName, &count, &get, &create};
   return p;
 }
 

@@ -1,4 +1,5 @@
-// The GPU backend: one object per device ordinal, each with its own stream and memory pool.
+// The GPU backend: one object per device handle (Note [Device handles] in wick/device.h), each with
+// its own stream; the handles of one GPU share its memory pool and statistics (GpuShared).
 // Compiled twice (Note [One GPU source, two builds] in src/gpu/config.h): wick::cuda::GpuBackend
 // and wick::rocm::GpuBackend.
 //
@@ -8,6 +9,8 @@
 // Storage destructor goes back to the pool only after the kernels queued before the free, so the
 // host never waits on a free. The host waits only where it must: copy_to_host (the caller reads
 // the buffer), copy_from_host (the caller may reuse its buffer), synchronize and empty_cache.
+// Between the streams of several handles, events keep the order: Note [Cross-stream use] in
+// src/backend/backend.h.
 #pragma once
 
 #include <cstdint>
@@ -21,9 +24,21 @@
 
 namespace wick::WICK_GPU_NS {
 
+// What the handles of one GPU share: its properties, its memory pool and the memory statistics.
+struct GpuShared {
+  explicit GpuShared(int ordinal);
+  gpu::DeviceProperties props;
+  gpu::MemoryPool pool;
+  std::mutex mu;  // guards the statistics below
+  std::unordered_map<void*, int64_t> sizes;
+  int64_t in_use = 0;
+  int64_t peak = 0;
+};
+
 class GpuBackend final : public Backend {
  public:
-  explicit GpuBackend(int ordinal);
+  // Handle `id` of GPU `ordinal` (0: the default handle), with a new stream.
+  GpuBackend(int ordinal, uint32_t id, GpuShared& shared);
 
   Device device() const override;
   DeviceInfo info() const override;
@@ -39,6 +54,12 @@ class GpuBackend final : public Backend {
   void empty_cache() override;
   std::shared_ptr<void> timing_mark() override;  // an event recorded on the stream
   double timing_elapsed_ms(const std::shared_ptr<void>& start, const std::shared_ptr<void>& stop) override;
+  // Streams and transfers (gpu_streams.cpp).
+  std::shared_ptr<void> record_fence() override;
+  void wait_fence(const std::shared_ptr<void>& fence) override;
+  bool copy_from_device(void* dst, Backend& from, const void* src, int64_t nbytes) override;
+  void copy_from_host_async(void* dst, const void* src, int64_t nbytes) override;
+  void copy_to_host_async(void* dst, const void* src, int64_t nbytes, std::shared_ptr<Storage> keep) override;
 
   void const_set(const TensorArg& dst, Scalar value) override;
   void arange(const TensorArg& dst, double start, double step) override;
@@ -98,17 +119,17 @@ class GpuBackend final : public Backend {
   std::string location() const;
 
   int ordinal_;
+  uint32_t id_;
+  GpuShared& shared_;
   gpu::DeviceProperties props_;
   gpu::Stream stream_;
-  gpu::MemoryPool pool_;
-
-  std::mutex mu_;  // guards the statistics below
-  std::unordered_map<void*, int64_t> sizes_;
-  int64_t in_use_ = 0;
-  int64_t peak_ = 0;
 };
 
 // The provider src/backend/backend.cpp asks for devices (as wick::cuda_provider / rocm_provider).
 const GpuBackendProvider& provider();
+// The state shared by the handles of GPU `ordinal` (made on first use, never destroyed).
+GpuShared& shared_state(int ordinal);
+// Gives the cached pinned staging blocks of the asynchronous host copies back (gpu_streams.cpp).
+void release_staging();
 
 }  // namespace wick::WICK_GPU_NS

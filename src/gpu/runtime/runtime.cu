@@ -125,10 +125,16 @@ Stream::~Stream() {
 
 void Stream::synchronize(const char* op) const { check(WICK_VENDOR(StreamSynchronize)(native_stream(handle_)), op, device_); }
 
-Event::Event(int device) : device_(device) {
+void Stream::wait(const Event& e) const {
+  check(WICK_VENDOR(StreamWaitEvent)(native_stream(handle_), static_cast<WICK_VENDOR(Event_t)>(e.native()), 0), "wait",
+        device_);
+}
+
+Event::Event(int device, bool timing) : device_(device) {
   set_device(device);
   WICK_VENDOR(Event_t) e = nullptr;
-  check(WICK_VENDOR(EventCreate)(&e), "event", device);
+  check(WICK_VENDOR(EventCreateWithFlags)(&e, timing ? WICK_VENDOR(EventDefault) : WICK_VENDOR(EventDisableTiming)),
+        "event", device);
   handle_ = e;
 }
 
@@ -152,7 +158,72 @@ float Event::elapsed_ms(const Event& start) const {
   return ms;
 }
 
+#if defined(WICK_GPU_ROCM)
+namespace {
+// hipLaunchHostFunc is declared by HIP 5.2's headers but missing from its library; a stream
+// callback does the same (it runs after the preceding work, and the following work waits for it).
+struct HostFunc {
+  void (*fn)(void*);
+  void* arg;
+};
+void run_host_func(hipStream_t, hipError_t, void* p) {
+  const HostFunc f = *static_cast<HostFunc*>(p);
+  delete static_cast<HostFunc*>(p);
+  f.fn(f.arg);
+}
+}  // namespace
+#endif
+
+void launch_host_func(const Stream& s, void (*fn)(void*), void* arg) {
+#if defined(WICK_GPU_CUDA)
+  check(cudaLaunchHostFunc(native_stream(s.native()), fn, arg), "host_func", s.device());
+#else
+  auto* f = new HostFunc{fn, arg};
+  const error_t e = hipStreamAddCallback(native_stream(s.native()), &run_host_func, f, 0);
+  if (e != kSuccess) delete f;
+  check(e, "host_func", s.device());
+#endif
+}
+
 // ---- memory ----------------------------------------------------------------------------------
+
+void* host_alloc_pinned(int64_t nbytes, int device) {
+  set_device(device);
+  void* p = nullptr;
+  // Portable: pinned for every device of the process, so one staging block serves them all.
+#if defined(WICK_GPU_CUDA)
+  const error_t e = cudaHostAlloc(&p, static_cast<size_t>(nbytes), cudaHostAllocPortable);
+#else
+  const error_t e = hipHostMalloc(&p, static_cast<size_t>(nbytes), hipHostMallocPortable);
+#endif
+  check(e, "pinned_alloc", device);
+  return p;
+}
+
+void host_free_pinned(void* p) noexcept {
+#if defined(WICK_GPU_CUDA)
+  const error_t e = cudaFreeHost(p);
+#else
+  const error_t e = hipHostFree(p);
+#endif
+  if (e != kSuccess) (void)WICK_VENDOR(GetLastError)();
+}
+
+bool can_access_peer(int device, int peer) {
+  int can = 0;
+  check(WICK_VENDOR(DeviceCanAccessPeer)(&can, device, peer), "peer", device);
+  return can != 0;
+}
+
+void enable_peer_access(int device, int peer) {
+  set_device(device);
+  const error_t e = WICK_VENDOR(DeviceEnablePeerAccess)(peer, 0);
+  if (e == WICK_VENDOR(ErrorPeerAccessAlreadyEnabled)) {
+    (void)WICK_VENDOR(GetLastError)();
+    return;
+  }
+  check(e, "peer", device);
+}
 
 MemoryPool::MemoryPool(int device) : device_(device) {
   if (!device_properties(device).memory_pools) return;  // synchronous fallback
@@ -222,6 +293,15 @@ void MemoryPool::trim(int64_t keep) {
         "empty_cache", device_);
 }
 
+void MemoryPool::grant_access(int peer) {
+  if (!pool_) return;  // synchronous allocations follow enable_peer_access
+  WICK_VENDOR(MemAccessDesc) desc{};
+  desc.location.type = WICK_VENDOR(MemLocationTypeDevice);
+  desc.location.id = peer;
+  desc.flags = WICK_VENDOR(MemAccessFlagsProtReadWrite);
+  check(WICK_VENDOR(MemPoolSetAccess)(static_cast<WICK_VENDOR(MemPool_t)>(pool_), &desc, 1), "peer", device_);
+}
+
 void memcpy_async(void* dst, const void* src, int64_t nbytes, CopyKind kind, const Stream& s) {
   if (nbytes <= 0) return;
   check(WICK_VENDOR(MemcpyAsync)(dst, src, static_cast<size_t>(nbytes), native_kind(kind), native_stream(s.native())),
@@ -231,6 +311,13 @@ void memcpy_async(void* dst, const void* src, int64_t nbytes, CopyKind kind, con
 void memcpy_sync(void* dst, const void* src, int64_t nbytes, CopyKind kind, const Stream& s) {
   memcpy_async(dst, src, nbytes, kind, s);
   s.synchronize("copy");
+}
+
+void memcpy_peer_async(void* dst, int dst_device, const void* src, int src_device, int64_t nbytes, const Stream& s) {
+  if (nbytes <= 0) return;
+  check(WICK_VENDOR(MemcpyPeerAsync)(dst, dst_device, src, src_device, static_cast<size_t>(nbytes),
+                                     native_stream(s.native())),
+        "copy", s.device());
 }
 
 }  // namespace wick::WICK_GPU_NS::gpu

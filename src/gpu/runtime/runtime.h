@@ -49,6 +49,9 @@ class Stream {
   int device() const { return device_; }
   // Waits for everything queued so far; throws DeviceError for a fault in that work.
   void synchronize(const char* op = "synchronize") const;
+  // Work queued on this stream later waits for `e`'s last record (which may be on another
+  // device); the host does not wait.
+  void wait(const class Event& e) const;
 
  private:
   void* handle_ = nullptr;
@@ -57,7 +60,8 @@ class Stream {
 
 class Event {
  public:
-  explicit Event(int device);
+  // timing = false: a fence only (cheaper to record; elapsed_ms is not available).
+  explicit Event(int device, bool timing = true);
   ~Event();
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
@@ -65,11 +69,27 @@ class Event {
   void synchronize() const;
   // Milliseconds between `start` (recorded earlier) and this event; both must have completed.
   float elapsed_ms(const Event& start) const;
+  void* native() const { return handle_; }
 
  private:
   void* handle_ = nullptr;
   int device_ = 0;
 };
+
+// Queues fn(arg) on `s`: it runs on a runtime thread once the work before it has finished, and
+// the work after it waits for it. fn must not call the runtime.
+void launch_host_func(const Stream& s, void (*fn)(void*), void* arg);
+
+// Page-locked host memory, which copies to and from the device can read without staging and
+// without blocking the host. Throws OutOfMemory.
+void* host_alloc_pinned(int64_t nbytes, int device);
+void host_free_pinned(void* p) noexcept;
+
+// Whether `device` can map the memory of `peer` (NVLink / PCIe peer to peer).
+bool can_access_peer(int device, int peer);
+// Lets kernels and copies on `device` reach memory that `peer` allocated with the synchronous
+// allocator (allocations from a MemoryPool need MemoryPool::grant_access as well).
+void enable_peer_access(int device, int peer);
 
 // Stream-ordered allocation from a pool owned by wick, one per device. Freed blocks return to the
 // pool (release threshold: unlimited), so steady-state allocation costs no driver call and no
@@ -91,6 +111,8 @@ class MemoryPool {
   // Returns cached memory to the driver, keeping at most `keep` bytes. Call after synchronising.
   void trim(int64_t keep);
   bool stream_ordered() const { return pool_ != nullptr; }
+  // Lets `peer` read and write this pool's allocations (after enable_peer_access between them).
+  void grant_access(int peer);
 
  private:
   void* pool_ = nullptr;  // null: synchronous fallback
@@ -102,5 +124,7 @@ enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice };
 void memcpy_async(void* dst, const void* src, int64_t nbytes, CopyKind kind, const Stream& s);
 // Copies and waits until the copy has finished (the host buffer may be reused on return).
 void memcpy_sync(void* dst, const void* src, int64_t nbytes, CopyKind kind, const Stream& s);
+// Queues on `s` a copy from memory of device src_device to memory of device dst_device.
+void memcpy_peer_async(void* dst, int dst_device, const void* src, int src_device, int64_t nbytes, const Stream& s);
 
 }  // namespace wick::WICK_GPU_NS::gpu
