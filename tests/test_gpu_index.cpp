@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "test_util.h"
 #include "wick/error.h"
 #include "wick/memory.h"
 #include "wick/tensor.h"
@@ -19,17 +20,6 @@ using wick::Device;
 using wick::DType;
 using wick::Shape;
 using wick::Tensor;
-
-std::vector<Device> gpus() {
-  std::vector<Device> out;
-  for (const Device& d : wick::available_devices())
-    if (d.is_gpu()) out.push_back(d);
-  return out;
-}
-
-#define WICK_REQUIRE_GPU(var)             \
-  const std::vector<Device> var = gpus(); \
-  if (var.empty()) GTEST_SKIP() << "no GPU present (or wick built without WICK_CUDA / WICK_ROCM)"
 
 std::vector<unsigned char> bytes_of(const Tensor& t) {
   const Tensor c = t.to(Device::cpu()).contiguous();

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "test_util.h"
 #include "wick/ops.h"
 #include "wick/tensor.h"
 
@@ -22,17 +23,6 @@ using wick::Device;
 using wick::DType;
 using wick::Shape;
 using wick::Tensor;
-
-std::vector<Device> gpus() {
-  std::vector<Device> out;
-  for (const Device& d : wick::available_devices())
-    if (d.is_gpu()) out.push_back(d);
-  return out;
-}
-
-#define WICK_REQUIRE_GPU(var)                                                                  \
-  const std::vector<Device> var = gpus();                                                      \
-  if (var.empty()) GTEST_SKIP() << "no GPU present (or wick built without WICK_CUDA / WICK_ROCM)"
 
 const DType kFloats[] = {DType::F32, DType::F64, DType::F16, DType::BF16, DType::F8E4M3};
 
@@ -63,8 +53,8 @@ void expect_close(const Tensor& gpu, const Tensor& cpu, int64_t terms, const std
   const double atol = acc_eps * 4 * static_cast<double>(terms) + eps_of(cpu.dtype()) * 1e-2;
   const double rtol = eps_of(cpu.dtype()) * 1.01;
   for (size_t i = 0; i < c.size(); ++i)
-    ASSERT_LE(std::abs(g[i] - c[i]), atol + rtol * std::abs(c[i])) << what << " at " << i << ": gpu " << g[i]
-                                                                   << " cpu " << c[i];
+    ASSERT_LE(std::abs(g[i] - c[i]), atol + rtol * std::abs(c[i]))
+        << what << " at " << i << ": gpu " << g[i] << " cpu " << c[i];
 }
 
 Tensor randu(const Shape& s, DType t) { return Tensor::rand_uniform(s, DType::F32, -1, 1).to_dtype(t); }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "test_util.h"
 #include "wick/memory.h"
 #include "wick/ops.h"
 #include "wick/tensor.h"
@@ -20,22 +21,7 @@ using wick::DType;
 using wick::Shape;
 using wick::Tensor;
 
-std::vector<Device> gpus() {
-  std::vector<Device> out;
-  for (const Device& d : wick::available_devices())
-    if (d.is_gpu()) out.push_back(d);
-  return out;
-}
-
-#define WICK_REQUIRE_GPU(var)                                                                  \
-  const std::vector<Device> var = gpus();                                                      \
-  if (var.empty()) GTEST_SKIP() << "no GPU present (or wick built without WICK_CUDA / WICK_ROCM)"
-
-std::vector<unsigned char> bytes_of(const Tensor& t) {
-  std::vector<unsigned char> b(static_cast<size_t>(t.numel() * wick::dtype_size(t.dtype())));
-  t.to_host(b.data(), static_cast<int64_t>(b.size()));
-  return b;
-}
+using wick::testing::bytes_of;
 
 // Same values on the CPU and on `d`: doubles in [-300, 300) with a few special values, as `dtype`.
 std::pair<Tensor, Tensor> sample(const Shape& shape, DType dtype, const Device& d) {
@@ -105,7 +91,8 @@ TEST(GpuRuntime, OutOfMemoryIsTypedAndTheDeviceRecovers) {
     const wick::DeviceInfo info = d.info();
     // More than the device has (refused before asking the driver), and more than is free but
     // less than the total (the driver's out-of-memory error, after trimming the pool).
-    for (const int64_t too_much : {info.total_memory * 2, info.free_memory + (info.total_memory - info.free_memory) / 2}) {
+    for (const int64_t too_much :
+         {info.total_memory * 2, info.free_memory + (info.total_memory - info.free_memory) / 2}) {
       Tensor keep = Tensor::full({1 << 20}, 1.0, DType::F32, d);  // cached blocks must not hide the error
       try {
         Tensor t = Tensor::empty({too_much}, DType::U8, d);
@@ -184,7 +171,8 @@ TEST(GpuRuntime, CastStridedMatchesTheCpu) {
         Tensor gb = Tensor::zeros({4, 6, 5, 33}, to, d);
         cb.copy_from(c);
         gb.copy_from(g);
-        EXPECT_EQ(bytes_of(gb), bytes_of(cb)) << "broadcast " << wick::dtype_name(from) << " -> " << wick::dtype_name(to);
+        EXPECT_EQ(bytes_of(gb), bytes_of(cb))
+            << "broadcast " << wick::dtype_name(from) << " -> " << wick::dtype_name(to);
       }
     }
 }
@@ -251,8 +239,7 @@ TEST(GpuRuntime, LargeTensorUses64BitIndices) {
     EXPECT_EQ(tail, (std::vector<uint8_t>{7, 7, 7, 0}));
     EXPECT_EQ(big.narrow(0, 0, 2).to_vector<uint8_t>(), (std::vector<uint8_t>{0, 7}));
     const Tensor half = big.reshape({2, n / 2}).narrow(1, 0, n / 2 - 1).to_dtype(DType::F16);  // 64-bit strided cast
-    EXPECT_EQ(half.narrow(1, n / 2 - 3, 2).to_dtype(DType::F32).to_vector<float>(),
-              (std::vector<float>{7, 7, 7, 7}));
+    EXPECT_EQ(half.narrow(1, n / 2 - 3, 2).to_dtype(DType::F32).to_vector<float>(), (std::vector<float>{7, 7, 7, 7}));
   }
 }
 

@@ -433,6 +433,8 @@ TEST_P(Reduce, CumsumAndSortOverManyKeptDims) {
   EXPECT_EQ(v.cumsum(-1).to_vector<float>(), c.cumsum(-1).to_vector<float>());
   EXPECT_EQ(v.argsort(-1, true).to_vector<int64_t>(), c.argsort(-1, true).to_vector<int64_t>());
   EXPECT_EQ(v.sort(-1).first.to_vector<float>(), c.sort(-1).first.to_vector<float>());
+}
+
 // ---- sizes and layouts that take the GPU's other paths (Note [GPU reductions]) ------------------
 
 // f64 / exact references of `rows` lines of n elements of a host matrix, element (i, j) at

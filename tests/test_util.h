@@ -35,14 +35,6 @@ inline std::string device_param_name(const ::testing::TestParamInfo<Device>& inf
   return s;
 }
 
-// The GPUs present: none on a machine without one or a build without WICK_CUDA / WICK_ROCM.
-inline std::vector<Device> gpu_devices() {
-  std::vector<Device> out;
-  for (const Device& d : available_devices())
-    if (d.is_gpu()) out.push_back(d);
-  return out;
-}
-
 }  // namespace wick::testing
 
 // Binds the GPUs present to `var`, or skips the test with a message when there are none.
@@ -54,8 +46,3 @@ inline std::vector<Device> gpu_devices() {
 #define WICK_INSTANTIATE_DEVICES(suite)                                                          \
   INSTANTIATE_TEST_SUITE_P(Devices, suite, ::testing::ValuesIn(::wick::testing::test_devices()), \
                            ::wick::testing::device_param_name)
-
-// Declares `var`, the GPUs present, or skips the test when there is none.
-#define WICK_REQUIRE_GPU(var) \
-  const std::vector<::wick::Device> var = ::wick::testing::gpu_devices(); \
-  if (var.empty()) GTEST_SKIP() << "no GPU present (or wick built without WICK_CUDA / WICK_ROCM)"
