@@ -8,6 +8,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpu/runtime/module.h"
@@ -146,7 +147,12 @@ std::string image_problem(std::span<const uint8_t> b) {
   return "not a code object (neither ELF nor an offload bundle)";
 #else
   if (is_fatbin(b)) return fatbin_problem(b);
-  return {};  // PTX text: the JIT parses it
+  // PTX text: the JIT parses it, but only when a kernel is first needed (modules load lazily), so
+  // text that is not PTX at all is refused here, where the caller expects load errors.
+  const std::string_view text(reinterpret_cast<const char*>(b.data()), b.size());
+  if (text.find(".version") == std::string_view::npos || text.find(".target") == std::string_view::npos)
+    return "not a cubin, fatbin or PTX text (no .version / .target directive)";
+  return {};
 #endif
 }
 
