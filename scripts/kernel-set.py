@@ -103,10 +103,29 @@ def demangle(names):
     return dict(zip(names, r.stdout.splitlines()))
 
 
+def strip_params(s):
+    """The kernel's name with its template arguments, without the return type and parameter list.
+
+    The parameter types follow from the template arguments, and the two compilers spell dependent
+    parameter types differently (nvcc: `wick::is_reduced_float_v`, clang:
+    `is_reduced_float_v<double>`), so they are left out of the comparison."""
+    depth = 0
+    for i, c in enumerate(s):
+        if c == "<":
+            depth += 1
+        elif c == ">":
+            depth -= 1
+        elif c == "(" and depth == 0:
+            s = s[:i]
+            break
+    return s.split(" ", 1)[1] if s.startswith("void ") else s
+
+
 def normalise(s):
     s = re.sub(r"wick::(cuda|rocm)::", "wick::GPU::", s)
-    s = re.sub(r"_GLOBAL__N__[0-9A-Za-z_]+?_(?=::)", "(anonymous namespace)", s)
-    return s
+    s = re.sub(r"_GLOBAL__N__[0-9A-Za-z_]+?_(?=::)", "{anon}", s)
+    s = s.replace("(anonymous namespace)", "{anon}")
+    return strip_params(s)
 
 
 def collect(build, reader, suffix):
