@@ -126,8 +126,11 @@ void allow_dynamic_shared(const void* kernel, int64_t bytes, const char* op, int
   check(WICK_VENDOR(FuncSetAttribute)(kernel, WICK_VENDOR(FuncAttributeMaxDynamicSharedMemorySize),
                                       static_cast<int>(bytes)),
         op, device);
-  check(WICK_VENDOR(FuncSetAttribute)(kernel, WICK_VENDOR(FuncAttributePreferredSharedMemoryCarveout), 100), op,
-        device);
+#if defined(WICK_GPU_CUDA)
+  // L1 and shared memory share one array on NVIDIA; AMD's LDS is separate (no carve-out).
+  check(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared),
+        op, device);
+#endif
 }
 
 // ---- streams and events ----------------------------------------------------------------------
