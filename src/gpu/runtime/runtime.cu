@@ -110,6 +110,24 @@ void memory_info(int device, int64_t* free_bytes, int64_t* total_bytes) {
   *total_bytes = static_cast<int64_t>(t);
 }
 
+int max_shared_per_block(int device) {
+  int bytes = 0;
+#if defined(WICK_GPU_CUDA)
+  check(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), "device", device);
+#else
+  check(hipDeviceGetAttribute(&bytes, hipDeviceAttributeMaxSharedMemoryPerBlock, device), "device", device);
+#endif
+  return bytes;
+}
+
+void allow_dynamic_shared(const void* kernel, int bytes, const char* op, int device) {
+#if defined(WICK_GPU_CUDA)
+  check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes), op, device);
+#else
+  (void)kernel, (void)bytes, (void)op, (void)device;
+#endif
+}
+
 void check_launch(const char* op, int device) {
   const error_t e = WICK_VENDOR(GetLastError)();
   if (e != kSuccess) raise(e, op, device);
