@@ -393,7 +393,7 @@ bool radix_sort_rows(const LaunchCtx& ctx, const SortArgs<T>& a) {
     using V = cmp_t<T>;
     const int passes = std::is_integral_v<V> && sizeof(V) == 1 ? 1 : 4;  // u8: the key is one byte
     auto* kernel = radix_sort_kernel<T>;
-    gpu::allow_dynamic_shared(reinterpret_cast<const void*>(kernel), static_cast<int>(bytes), ctx.op, ctx.device);
+    gpu::allow_dynamic_shared(reinterpret_cast<const void*>(kernel), static_cast<int64_t>(bytes), ctx.op, ctx.device);
     kernel<<<row_grid(a.rows), kRadixThreads, static_cast<size_t>(bytes), gpu::native_stream(ctx.stream)>>>(
         a, static_cast<int>(items), passes);
     gpu::check_launch(ctx.op, ctx.device);

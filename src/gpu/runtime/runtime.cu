@@ -120,14 +120,6 @@ int max_shared_per_block(int device) {
   return bytes;
 }
 
-void allow_dynamic_shared(const void* kernel, int bytes, const char* op, int device) {
-#if defined(WICK_GPU_CUDA)
-  check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes), op, device);
-#else
-  (void)kernel, (void)bytes, (void)op, (void)device;
-#endif
-}
-
 void check_launch(const char* op, int device) {
   const error_t e = WICK_VENDOR(GetLastError)();
   if (e != kSuccess) raise(e, op, device);

@@ -41,9 +41,6 @@ void memory_info(int device, int64_t* free_bytes, int64_t* total_bytes);
 // opt-in limit on NVIDIA (227 KB on H100 / H200, above the default 48 KB), the plain limit on AMD
 // (64 KB LDS), where no opt-in exists.
 int max_shared_per_block(int device);
-// Lets `kernel` (the address of a __global__ function) launch with up to `bytes` of dynamic shared
-// memory, which may be above the default 48 KB up to max_shared_per_block (a no-op on AMD).
-void allow_dynamic_shared(const void* kernel, int bytes, const char* op, int device);
 
 // Throws the error of the last kernel launch on this thread, if there was one. Launches are
 // asynchronous; faults during execution surface at the next synchronisation.
