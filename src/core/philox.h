@@ -22,9 +22,10 @@ struct Block {
 };
 
 WICK_HOST_DEVICE inline void mulhilo(uint32_t a, uint32_t b, uint32_t* hi, uint32_t* lo) {
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-  // Two 32-bit halves: through a uint64_t product the device compilers keep the whole round in
-  // 64-bit registers (masks and 64-bit xors), about twice the instructions.
+#if defined(__CUDA_ARCH__)
+  // Two 32-bit halves: through a uint64_t product nvcc keeps the whole round in 64-bit registers
+  // (masks and 64-bit xors), about twice the instructions. (Clang's AMDGPU backend already turns
+  // the product into v_mul_hi_u32 / v_mul_lo_u32.)
   *hi = __umulhi(a, b);
   *lo = a * b;
 #else

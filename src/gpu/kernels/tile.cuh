@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "gpu/kernels/map.cuh"
 
@@ -55,49 +56,48 @@ struct TileMeta {
   int64_t tiles_a, tiles_b, tiles;
 };
 
+// fn(r, c) for the tile positions of this thread: columns c = tx + 32 j (neighbouring threads on
+// neighbouring columns), rows r = ty + 8 i.
+template <int kTile, class Fn>
+__device__ __forceinline__ void for_tile(const Fn& fn) {
+  const int tx = static_cast<int>(threadIdx.x) % kTileThreadsX;
+  const int ty = static_cast<int>(threadIdx.x) / kTileThreadsX;
+#pragma unroll
+  for (int i = 0; i < kTile / kTileThreadsY; ++i)
+#pragma unroll
+    for (int j = 0; j < kTile / kTileThreadsX; ++j) fn(ty + i * kTileThreadsY, tx + j * kTileThreadsX);
+}
+
 template <class Index, int kTile, class F, class Out, class In>
 __global__ void __launch_bounds__(kBlock) map_tiled_kernel(F f, TileMeta<Index> m, Out* out, const In* in) {
   constexpr int kPitch = tile_pitch<Out, kTile>();
-  // Raw storage: the 16- and 8-bit float types have default member initialisers, which a
-  // __shared__ variable may not run.
-  __shared__ alignas(Out) unsigned char raw[sizeof(Out) * kTile * kPitch];
+  // Unsigned words of Out's size: the 16- and 8-bit float types have default member initialisers,
+  // which a __shared__ variable may not run.
+  using Raw = std::conditional_t<
+      sizeof(Out) == 8, uint64_t,
+      std::conditional_t<sizeof(Out) == 4, uint32_t, std::conditional_t<sizeof(Out) == 2, uint16_t, uint8_t>>>;
+  static_assert(sizeof(Raw) == sizeof(Out) && alignof(Raw) >= alignof(Out));
+  __shared__ Raw raw[kTile * kPitch];
   Out* const tile = reinterpret_cast<Out*>(raw);
-  const int tx = static_cast<int>(threadIdx.x) % kTileThreadsX;
-  const int ty = static_cast<int>(threadIdx.x) / kTileThreadsX;
   for (int64_t t = blockIdx.x; t < m.tiles; t += gridDim.x) {
     const int64_t rest = t / m.tiles_a;
     const Index a0 = static_cast<Index>((t - rest * m.tiles_a) * kTile);
     const Index b0 = static_cast<Index>((rest % m.tiles_b) * kTile);
     Index base[2];
     offsets_of(m.batch, static_cast<Index>(rest / m.tiles_b), base);
-    // Read along b (input stride 1); tile row r holds a = a0 + r.
-#pragma unroll
-    for (int i = 0; i < kTile / kTileThreadsY; ++i) {
-      const int r = ty + i * kTileThreadsY;
-      const Index a = a0 + r;
-#pragma unroll
-      for (int j = 0; j < kTile / kTileThreadsX; ++j) {
-        const int c = tx + j * kTileThreadsX;
-        const Index b = b0 + c;
-        if (a < m.size_a && b < m.size_b) {
-          const Index o = base[0] + b * m.out_stride_b + a;
-          tile[r * kPitch + c] = f(static_cast<int64_t>(o), in[base[1] + b + a * m.in_stride_a]);
-        }
-      }
-    }
+    // Read along b (input stride 1): thread column c is b = b0 + c; tile row r holds a = a0 + r.
+    for_tile<kTile>([&](int r, int c) {
+      const Index a = a0 + r, b = b0 + c;
+      if (a < m.size_a && b < m.size_b)
+        tile[r * kPitch + c] =
+            f(static_cast<int64_t>(base[0] + b * m.out_stride_b + a), in[base[1] + b + a * m.in_stride_a]);
+    });
     __syncthreads();
-    // Write along a (output stride 1).
-#pragma unroll
-    for (int i = 0; i < kTile / kTileThreadsY; ++i) {
-      const int r = ty + i * kTileThreadsY;
-      const Index b = b0 + r;
-#pragma unroll
-      for (int j = 0; j < kTile / kTileThreadsX; ++j) {
-        const int c = tx + j * kTileThreadsX;
-        const Index a = a0 + c;
-        if (a < m.size_a && b < m.size_b) out[base[0] + b * m.out_stride_b + a] = tile[c * kPitch + r];
-      }
-    }
+    // Write along a (output stride 1): thread column c is a = a0 + c, read down tile column c.
+    for_tile<kTile>([&](int r, int c) {
+      const Index a = a0 + c, b = b0 + r;
+      if (a < m.size_a && b < m.size_b) out[base[0] + b * m.out_stride_b + a] = tile[c * kPitch + r];
+    });
     __syncthreads();  // the next tile overwrites the shared one
   }
 }
