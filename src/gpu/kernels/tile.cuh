@@ -142,9 +142,10 @@ void launch_tiled(const LaunchCtx& ctx, const F& f, const Plan<2>& p, int a, int
   m.tiles_a = (p.shape[a] + kTile - 1) / kTile;
   m.tiles_b = (p.shape[b] + kTile - 1) / kTile;
   m.tiles = m.tiles_a * m.tiles_b * batch;
-  // A few resident blocks per SM; the tile loop covers the rest.
-  const int64_t cap = static_cast<int64_t>(std::max(ctx.multiprocessors, 1)) * 16;
-  const auto grid = static_cast<unsigned>(std::min(m.tiles, cap));
+  // One tile per block, so the hardware balances the blocks over the SMs (a capped grid with the
+  // tile loop would leave a tail when the cap is not a multiple of the resident blocks); the loop
+  // only serves grids past the launch limit.
+  const auto grid = static_cast<unsigned>(std::min<int64_t>(m.tiles, INT32_MAX));
   map_tiled_kernel<Index, kTile, F, Out, In><<<grid, kBlock, 0, gpu::native_stream(ctx.stream)>>>(f, m, out, in);
   gpu::check_launch(ctx.op, ctx.device);
 }
