@@ -17,12 +17,15 @@
 
 namespace wick::WICK_GPU_NS::kern {
 
-// Enough blocks to fill the device a few times over; grid-stride loops cover the rest.
-inline unsigned grid_for(const LaunchCtx& ctx, int64_t work) {
-  const int64_t blocks = (work + kBlock - 1) / kBlock;
+// `blocks` capped at enough to fill the device a few times over (32 per multiprocessor), at least
+// one: the kernels' grid-stride loops cover the rest.
+inline unsigned capped_grid(const LaunchCtx& ctx, int64_t blocks) {
   const int64_t cap = static_cast<int64_t>(std::max(ctx.multiprocessors, 1)) * 32;
   return static_cast<unsigned>(std::max<int64_t>(1, std::min(blocks, cap)));
 }
+
+// Blocks of kBlock threads for `work` elements, capped as above.
+inline unsigned grid_for(const LaunchCtx& ctx, int64_t work) { return capped_grid(ctx, (work + kBlock - 1) / kBlock); }
 
 template <class Index, int N>
 Meta<Index, N> make_meta(const Plan<N>& p, int first) {
@@ -43,8 +46,8 @@ void launch_strided(const LaunchCtx& ctx, const F& f, const Plan<1 + sizeof...(I
   const Meta<Index, N> m = make_meta<Index, N>(p, first);
   int64_t n = 1;
   for (int d = first; d < p.rank(); ++d) n *= p.shape[d];
-  map_strided_kernel<Index, F, Out, In...><<<grid_for(ctx, n), kBlock, 0, gpu::native_stream(ctx.stream)>>>(
-      f, m, static_cast<Index>(n), base, out, in...);
+  map_strided_kernel<Index, F, Out, In...>
+      <<<grid_for(ctx, n), kBlock, 0, gpu::native_stream(ctx.stream)>>>(f, m, static_cast<Index>(n), base, out, in...);
   gpu::check_launch(ctx.op, ctx.device);
 }
 

@@ -238,7 +238,7 @@ void run_lastdim(const LaunchCtx& ctx, const TensorArg& src, const TensorArg& ds
                                static_cast<Index>(ds),
                                group};
     const int64_t blocks = (rows + per_block - 1) / per_block;
-    const unsigned grid = static_cast<unsigned>(std::min<int64_t>(blocks, int64_t{ctx.multiprocessors} * 32));
+    const unsigned grid = capped_grid(ctx, blocks);
     const auto stream = gpu::native_stream(ctx.stream);
     if (cached) {
       lastdim_kernel<Kind, true, T, Index><<<grid, block, 0, stream>>>(a, p);

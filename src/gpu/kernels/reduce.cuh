@@ -339,7 +339,7 @@ void launch_merge(const LaunchCtx& ctx, const typename Op::Acc* parts, int64_t o
                   int64_t ss, const Plan<2>& outer, typename Op::Out* dst, int64_t count) {
   const unsigned group = pow2_at_least(splits, kBlock);
   const int64_t blocks = (outputs + kBlock / group - 1) / (kBlock / group);
-  const unsigned grid = static_cast<unsigned>(std::min<int64_t>(blocks, int64_t{ctx.multiprocessors} * 32));
+  const unsigned grid = capped_grid(ctx, blocks);
   reduce_merge_kernel<Op, Index><<<grid, kBlock, 0, gpu::native_stream(ctx.stream)>>>(
       parts, static_cast<Index>(outputs), splits, static_cast<Index>(so), static_cast<Index>(ss),
       make_meta<Index, 2>(outer, 0), dst, count, group);
@@ -381,7 +381,7 @@ void launch_rows(const LaunchCtx& ctx, Backend& be, const Plan<2>& outer, const 
                        n};
   const int64_t per_block = kBlock / group;
   const int64_t blocks = (outputs * splits + per_block - 1) / per_block;
-  const unsigned grid = static_cast<unsigned>(std::min<int64_t>(blocks, int64_t{ctx.multiprocessors} * 32));
+  const unsigned grid = capped_grid(ctx, blocks);
   reduce_rows_kernel<Op, Index><<<grid, kBlock, 0, gpu::native_stream(ctx.stream)>>>(a);
   gpu::check_launch(ctx.op, ctx.device);
   if (splits > 1) launch_merge<Op, Index>(ctx, a.parts, outputs, splits, splits, 1, outer, dst, n);
@@ -417,7 +417,7 @@ void launch_cols(const LaunchCtx& ctx, Backend& be, const Plan<2>& outer, int vd
                        static_cast<Index>(piece),
                        splits,
                        n};
-  const dim3 grid(static_cast<unsigned>(std::min<int64_t>(blocks, int64_t{ctx.multiprocessors} * 32)), splits);
+  const dim3 grid(capped_grid(ctx, blocks), splits);
   reduce_cols_kernel<Op, Index><<<grid, dim3(bx, by), 0, gpu::native_stream(ctx.stream)>>>(a);
   gpu::check_launch(ctx.op, ctx.device);
   if (splits > 1) launch_merge<Op, Index>(ctx, a.parts, outputs, splits, 1, outputs, ordered, dst, n);
