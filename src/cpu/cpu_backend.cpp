@@ -7,8 +7,11 @@
 #include <string>
 #include <thread>
 
+#include <sys/mman.h>
+
 #include "core/philox.h"
 #include "cpu/dispatch.h"
+#include "cpu/simd.h"
 #include "cpu/strided.h"
 
 namespace wick::cpu {
@@ -57,10 +60,23 @@ DeviceInfo CpuBackend::info() const {
   return i;
 }
 
+// Note [Huge pages for large tensors]: a fresh large block comes from mmap, and its first writer
+// takes one page fault per 4 KiB page: copying 64 MiB into a new tensor took 25 ms on two cores,
+// 5 ms into a reused one. Blocks of at least kHugeMin are aligned to 2 MiB and marked
+// MADV_HUGEPAGE, so that the kernel maps them in 2 MiB pages where transparent huge pages are
+// enabled ("always" or "madvise"): 7 ms for the same copy. The hint is advisory; where it is
+// refused, the block is used with small pages.
+constexpr size_t kHugePage = size_t{2} << 20;
+constexpr size_t kHugeMin = size_t{4} << 20;
+
 void* CpuBackend::raw_alloc(int64_t nbytes) {
   // 64-byte alignment for vector loads; size rounded up as aligned_alloc requires.
-  const size_t n = (static_cast<size_t>(nbytes) + 63) & ~size_t{63};
-  void* p = std::aligned_alloc(64, n);
+  const size_t align = static_cast<size_t>(nbytes) >= kHugeMin ? kHugePage : 64;
+  const size_t n = (static_cast<size_t>(nbytes) + align - 1) & ~(align - 1);
+  void* p = std::aligned_alloc(align, n);
+#ifdef MADV_HUGEPAGE
+  if (p && align == kHugePage) (void)madvise(p, n, MADV_HUGEPAGE);
+#endif
   if (!p)
     throw OutOfMemory("[alloc] cannot allocate " + std::to_string(nbytes) + " bytes on cpu (" +
                       std::to_string(meminfo_bytes("MemAvailable:")) + " bytes available)");
@@ -149,7 +165,11 @@ void CpuBackend::rand_normal(const TensorArg& dst, double mean, double std, Rand
 
 void CpuBackend::cast(const TensorArg& src, const TensorArg& dst) {
   dispatch(src.dtype, [&]<class S>() {
-    dispatch(dst.dtype, [&]<class D>() { map<D, S>([](S v) { return convert<D>(v); }, dst, src); });
+    dispatch(dst.dtype, [&]<class D>() {
+      const auto scalar = [](S v) { return convert<D>(v); };
+      if (const auto kernel = simd::converter<D, S>()) return map_vec<D, S>(kernel, scalar, dst, src);
+      map<D, S>(scalar, dst, src);
+    });
   });
 }
 

@@ -1,5 +1,7 @@
-// CPU unary elementwise ops. The math is in backend/elementwise_math.h; binary ops and where_cond
+// CPU unary elementwise ops. The math is in backend/elementwise_math.h (exp, sigmoid, silu and
+// gelu on f32 / bf16 / f16 run the vector kernels of simd.h instead); binary ops and where_cond
 // are in elementwise_binary.cpp.
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -7,6 +9,7 @@
 #include "cpu/cpu_backend.h"
 #include "cpu/dispatch.h"
 #include "cpu/elementwise_loops.h"
+#include "cpu/simd.h"
 
 namespace wick::cpu {
 
@@ -50,6 +53,53 @@ void clamp(double p0, double p1, const TensorArg& src, const TensorArg& dst) {
   });
 }
 
+// The vector kernel of simd.h for op, or null.
+using VecFn = void (*)(const float*, float*, int64_t);
+VecFn vector_kernel(Op op) {
+  const simd::Kernels& k = simd::kernels();
+  switch (op) {
+    case Op::Exp:
+      return k.exp_f32;
+    case Op::Sigmoid:
+      return k.sigmoid_f32;
+    case Op::Silu:
+      return k.silu_f32;
+    case Op::Gelu:
+      return k.gelu_f32;
+    default:
+      return nullptr;
+  }
+}
+
+// f32 / bf16 / f16 through a vector kernel on unit-stride chunks (the 16-bit floats widened to
+// f32 a block at a time, and rounded once on the way back), through the scalar functor F
+// elsewhere. Returns false for other dtypes.
+template <class F>
+bool vector_unary(VecFn fn, const TensorArg& src, const TensorArg& dst) {
+  return dispatch_in<kFloatTypes>(src.dtype, [&]<class T>() {
+    if constexpr (std::is_same_v<T, float>) {
+      map_vec<T, T>(fn, [](T v) { return F{}(v); }, dst, src);
+      return true;
+    } else if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
+      const auto widen = simd::converter<float, T>();
+      const auto narrow = simd::converter<T, float>();
+      map_vec<T, T>([&](const T* in, T* out, int64_t n) {
+        constexpr int64_t kBlock = 512;
+        float buf[kBlock];
+        for (int64_t i = 0; i < n; i += kBlock) {
+          const int64_t m = std::min(kBlock, n - i);
+          widen(in + i, buf, m);
+          fn(buf, buf, m);
+          narrow(buf, out + i, m);
+        }
+      }, [](T v) { return convert<T>(F{}(static_cast<float>(v))); }, dst, src);
+      return true;
+    } else {
+      return false;
+    }
+  }, "unary");
+}
+
 }  // namespace
 
 void CpuBackend::unary(Op op, double p0, double p1, const TensorArg& src, const TensorArg& dst) {
@@ -70,6 +120,7 @@ void CpuBackend::unary(Op op, double p0, double p1, const TensorArg& src, const 
         apply<T>(ew::Elu<C>{static_cast<C>(p0)}, src, dst);
       }, "elu");
     case Op::Exp:
+      if (vector_unary<ew::Exp>(vector_kernel(op), src, dst)) return;
       return run<kFloatTypes, ew::Exp>(op, src, dst);
     case Op::Log:
       return run<kFloatTypes, ew::Log>(op, src, dst);
@@ -100,14 +151,17 @@ void CpuBackend::unary(Op op, double p0, double p1, const TensorArg& src, const 
     case Op::Relu:
       return run<kAllTypes, ew::Relu>(op, src, dst);
     case Op::Gelu:
+      if (vector_unary<ew::Gelu>(vector_kernel(op), src, dst)) return;
       return run<kFloatTypes, ew::Gelu>(op, src, dst);
     case Op::GeluErf:
       return run<kFloatTypes, ew::GeluErf>(op, src, dst);
     case Op::Erf:
       return run<kFloatTypes, ew::Erf>(op, src, dst);
     case Op::Silu:
+      if (vector_unary<ew::Silu>(vector_kernel(op), src, dst)) return;
       return run<kFloatTypes, ew::Silu>(op, src, dst);
     case Op::Sigmoid:
+      if (vector_unary<ew::Sigmoid>(vector_kernel(op), src, dst)) return;
       return run<kFloatTypes, ew::Sigmoid>(op, src, dst);
     default:
       break;

@@ -1,9 +1,7 @@
-// Loops of the CPU elementwise ops (unary, binary, where_cond): the iteration space is collapsed
-// once on the host (strided.h collapse), then cut into chunks of the innermost dim so that a
-// contiguous tensor (one collapsed dim, one row) is still spread over all threads; for_each_row
-// alone would give it a single thread. Row kernels pick their loop from the inner strides once per
-// chunk: unit stride (flat, vectorisable) or stride 0 (a broadcast scalar, loaded once) for each
-// operand, and a general strided loop otherwise.
+// Loops of the CPU elementwise ops (unary, binary, where_cond) over strided.h's for_each_chunk.
+// Row kernels pick their loop from the inner strides once per chunk: unit stride (flat,
+// vectorisable) or stride 0 (a broadcast scalar, loaded once) for each operand, and a general
+// strided loop otherwise.
 #pragma once
 
 #include <algorithm>
@@ -14,93 +12,6 @@
 #include "cpu/strided.h"
 
 namespace wick::cpu::ew_loops {
-
-// Side of the square tiles of for_each_tile.
-inline constexpr int64_t kTile = 64;
-
-// Calls row(...) as for_each_chunk does, in kTile x kTile tiles of the two innermost dims, so that
-// an operand whose stride is 1 along the second-innermost dim (a transposed input; the output is
-// row-major) reads each cache line it loads kTile times before it is evicted.
-template <size_t N, class Row>
-void for_each_tile(const Collapsed<N>& c, Row&& row) {
-  const size_t rank = c.shape.size();
-  const int64_t rows = c.shape[rank - 2], cols = c.shape[rank - 1];
-  const int64_t tile_rows = (rows + kTile - 1) / kTile, tile_cols = (cols + kTile - 1) / kTile;
-  const int64_t units = c.numel / (rows * cols) * tile_rows * tile_cols;
-  std::array<int64_t, N> st;
-  for (size_t k = 0; k < N; ++k) st[k] = c.strides[k][rank - 1];
-  parallel_for(units, std::max<int64_t>(1, kGrain / (kTile * kTile)), [&](int64_t begin, int64_t end) {
-    for (int64_t u = begin; u < end; ++u) {
-      int64_t rest = u;
-      const int64_t tc = rest % tile_cols;
-      rest /= tile_cols;
-      const int64_t tr = rest % tile_rows;
-      rest /= tile_rows;
-      std::array<int64_t, N> off{};
-      for (size_t d = rank - 2; d-- > 0;) {  // outer dims: one division per tile, not per element
-        const int64_t i = rest % c.shape[d];
-        rest /= c.shape[d];
-        for (size_t k = 0; k < N; ++k) off[k] += i * c.strides[k][d];
-      }
-      const int64_t i0 = tr * kTile, j0 = tc * kTile;
-      const int64_t ni = std::min(kTile, rows - i0), nj = std::min(kTile, cols - j0);
-      for (int64_t i = i0; i < i0 + ni; ++i) {
-        std::array<int64_t, N> o;
-        for (size_t k = 0; k < N; ++k) o[k] = off[k] + i * c.strides[k][rank - 2] + j0 * st[k];
-        row(o, nj, st);
-      }
-    }
-  });
-}
-
-// Calls row(offsets, n, inner_strides) over chunks of at most kGrain elements of the innermost
-// rows; offsets are relative to each operand's base pointer (layout offset excluded).
-template <size_t N, class Row>
-void for_each_chunk(const Collapsed<N>& c, Row&& row) {
-  if (c.numel == 0) return;
-  const size_t rank = c.shape.size();
-  if (rank >= 2 && c.shape[rank - 1] > 1 && c.shape[rank - 2] > 1) {
-    for (size_t k = 0; k < N; ++k) {
-      const int64_t s = c.strides[k][rank - 1];
-      if (s != 0 && s != 1 && c.strides[k][rank - 2] == 1) return for_each_tile<N>(c, row);
-    }
-  }
-  const int64_t inner = c.shape[rank - 1];
-  const int64_t rows = c.numel / inner;
-  const int64_t block = std::min<int64_t>(inner, kGrain);
-  const int64_t per_row = (inner + block - 1) / block;
-  std::array<int64_t, N> st;
-  for (size_t k = 0; k < N; ++k) st[k] = c.strides[k][rank - 1];
-  const int64_t grain = std::max<int64_t>(1, kGrain / block);
-  parallel_for(rows * per_row, grain, [&](int64_t begin, int64_t end) {
-    // multi-index of the first row over the outer dims, and the operands' offsets there
-    std::vector<int64_t> idx(rank, 0);
-    int64_t r = begin / per_row;
-    int64_t blk = begin % per_row;
-    for (size_t d = rank - 1; d-- > 0;) {
-      idx[d] = r % c.shape[d];
-      r /= c.shape[d];
-    }
-    std::array<int64_t, N> off{};
-    for (size_t k = 0; k < N; ++k)
-      for (size_t d = 0; d + 1 < rank; ++d) off[k] += idx[d] * c.strides[k][d];
-    for (int64_t u = begin; u < end; ++u) {
-      const int64_t j0 = blk * block;
-      std::array<int64_t, N> o;
-      for (size_t k = 0; k < N; ++k) o[k] = off[k] + j0 * st[k];
-      row(o, std::min(block, inner - j0), st);
-      if (++blk < per_row) continue;
-      blk = 0;
-      for (size_t d = rank - 1; d-- > 0;) {
-        ++idx[d];
-        for (size_t k = 0; k < N; ++k) off[k] += c.strides[k][d];
-        if (idx[d] < c.shape[d]) break;
-        for (size_t k = 0; k < N; ++k) off[k] -= c.strides[k][d] * c.shape[d];
-        idx[d] = 0;
-      }
-    }
-  });
-}
 
 // dst = f(src) for one element type T (same in and out), f taking and returning T.
 template <class T, class F>

@@ -5,19 +5,23 @@
 // strided case (softmax over a leading dim arrives as a transposed view) the same code as the
 // contiguous one, and the loops over it vectorise.
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "backend/reduce_math.h"
 #include "cpu/cpu_backend.h"
 #include "cpu/dispatch.h"
 #include "cpu/row_loop.h"
+#include "cpu/simd.h"
 
 namespace wick::cpu {
 namespace {
 
 template <class T, class C>
 void load_row(const T* p, int64_t n, int64_t s, C* buf) {
-  if (s == 1) {
+  if (s == 1 && simd::converter<C, T>()) {
+    simd::converter<C, T>()(p, buf, n);
+  } else if (s == 1) {
     for (int64_t i = 0; i < n; ++i) buf[i] = static_cast<C>(p[i]);
   } else {
     for (int64_t i = 0; i < n; ++i) buf[i] = static_cast<C>(p[i * s]);
@@ -26,7 +30,9 @@ void load_row(const T* p, int64_t n, int64_t s, C* buf) {
 
 template <class T, class C>
 void store_row(const C* buf, int64_t n, T* p, int64_t s) {
-  if (s == 1) {
+  if (s == 1 && simd::converter<T, C>()) {
+    simd::converter<T, C>()(buf, p, n);
+  } else if (s == 1) {
     for (int64_t i = 0; i < n; ++i) p[i] = convert<T>(buf[i]);
   } else {
     for (int64_t i = 0; i < n; ++i) p[i * s] = convert<T>(buf[i]);
@@ -85,14 +91,22 @@ void CpuBackend::softmax(const TensorArg& src, const TensorArg& dst, bool log) {
       const C m = row_max(x, n);
       // A row of -inf (or with +inf) gives NaN, as exp(-inf - -inf) does in every framework.
       for (int64_t i = 0; i < n; ++i) x[i] -= m;
+      // exp of f32 rows through the vector kernel of simd.h.
+      auto exp_row = [](const C* in, C* out, int64_t len) {
+        if constexpr (std::is_same_v<C, float>) {
+          simd::kernels().exp_f32(in, out, len);
+        } else {
+          for (int64_t i = 0; i < len; ++i) out[i] = std::exp(in[i]);
+        }
+      };
       if (log) {
         thread_local std::vector<C> e;
         e.resize(static_cast<size_t>(n));
-        for (int64_t i = 0; i < n; ++i) e[static_cast<size_t>(i)] = std::exp(x[i]);
+        exp_row(x, e.data(), n);
         const C lse = std::log(lane_sum(e.data(), n));
         for (int64_t i = 0; i < n; ++i) x[i] -= lse;
       } else {
-        for (int64_t i = 0; i < n; ++i) x[i] = std::exp(x[i]);
+        exp_row(x, x, n);
         const C sum = lane_sum(x, n);
         for (int64_t i = 0; i < n; ++i) x[i] /= sum;
       }

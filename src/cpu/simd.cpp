@@ -1,0 +1,295 @@
+// The kernels of simd.h. Each algorithm is written once over GCC / Clang vector types and
+// instantiated inside three functions whose target attributes differ (baseline: 4 lanes, AVX2:
+// 8 lanes, AVX-512F: 16 lanes); only the f16 conversions use intrinsics (F16C, AVX-512F). Helpers
+// called from the target functions are always_inline and use no intrinsics, so that no copy of
+// them compiled for a wider ISA can be merged into baseline code by the linker.
+#include "cpu/simd.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "wick/error.h"
+#include "wick/scalar_types.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define WICK_SIMD_X86 1
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
+
+// Vector arguments of always_inline helpers: GCC notes that their ABI would differ between ISAs,
+// which does not matter for functions that are never called out of line.
+#pragma GCC diagnostic ignored "-Wpsabi"
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12 reports its own AVX-512 conversion intrinsics (an undefined pass-through operand) as
+// possibly uninitialised.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#define WICK_INLINE inline __attribute__((always_inline))
+
+namespace wick::cpu::simd {
+namespace {
+
+template <int W>
+struct Vec {
+  typedef float F __attribute__((vector_size(4 * W)));
+  typedef int32_t I __attribute__((vector_size(4 * W)));
+  typedef uint32_t U __attribute__((vector_size(4 * W)));
+  typedef uint16_t H __attribute__((vector_size(2 * W)));
+};
+
+template <class V>
+WICK_INLINE V load(const void* p) {
+  V v;
+  __builtin_memcpy(&v, p, sizeof(V));
+  return v;
+}
+template <class V>
+WICK_INLINE void store(void* p, const V& v) {
+  __builtin_memcpy(p, &v, sizeof(V));
+}
+
+// ---- exp -------------------------------------------------------------------------------------
+// exp(x) = 2^n e^r, n = round(x / ln 2), r = x - n ln 2 (ln 2 split in a part exact in f32 times
+// small n and a correction), e^r on |r| <= ln(2)/2 by the degree-7 polynomial 1 + r + r^2 P(r) of
+// Cephes' expf. 2^n is applied as two exact powers of two, so that results between the largest
+// f32 and the smallest subnormal come out right, with one rounding in the subnormal range.
+template <int W>
+WICK_INLINE typename Vec<W>::F exp_v(const typename Vec<W>::F& x_in) {
+  using F = typename Vec<W>::F;
+  using I = typename Vec<W>::I;
+  // Beyond these, the result is inf or 0 anyway; clamping keeps n small. NaN passes through the
+  // comparisons unclamped (both are false) and propagates through the arithmetic.
+  const F hi = F{} + 89.0f, lo = F{} - 104.0f;
+  F x = x_in;
+  x = x > hi ? hi : x;
+  x = x < lo ? lo : x;
+  const F shifter = F{} + 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
+  F n = x * 1.44269504088896341f + shifter;
+  n = n - shifter;
+  F r = x - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  F p = F{} + 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const F r2 = r * r;
+  F e = r2 * p + r + 1.0f;
+  // n in [-150, 129]: split into halves a + b, each giving a normal power of two.
+  // (A NaN lane converts to some integer; its e is NaN, so the scale does not matter. The scale
+  // is built in unsigned arithmetic, which wraps rather than overflows for such a lane.)
+  using U = typename Vec<W>::U;
+  const I ni = __builtin_convertvector(n, I);
+  const I a = ni >> 1, b = ni - a;
+  const F sa = reinterpret_cast<F>((reinterpret_cast<U>(a) + 127u) << 23);
+  const F sb = reinterpret_cast<F>((reinterpret_cast<U>(b) + 127u) << 23);
+  return e * sa * sb;
+}
+
+// x / (1 + exp(-k * g(x))) with g the identity (sigmoid numerator 1, silu x) or the gelu cubic.
+enum class Act { Sigmoid, Silu, Gelu };
+
+template <int W, Act A>
+WICK_INLINE typename Vec<W>::F act_v(const typename Vec<W>::F& x) {
+  using F = typename Vec<W>::F;
+  if constexpr (A == Act::Gelu) {
+    const F z = (x + 0.044715f * x * x * x) * -1.59576912160573071176f;
+    return x / (exp_v<W>(z) + 1.0f);
+  } else if constexpr (A == Act::Silu) {
+    return x / (exp_v<W>(-x) + 1.0f);
+  } else {
+    return (F{} + 1.0f) / (exp_v<W>(-x) + 1.0f);
+  }
+}
+
+// Runs f over whole vectors, then the tail through a zero-padded vector (the same arithmetic for
+// every element, wherever it sits).
+template <int W, class F>
+WICK_INLINE void unary_f32(const float* in, float* out, int64_t n, F f) {
+  using V = typename Vec<W>::F;
+  int64_t i = 0;
+  for (; i + W <= n; i += W) store(out + i, f(load<V>(in + i)));
+  if (i < n) {
+    float buf[W] = {};
+    __builtin_memcpy(buf, in + i, static_cast<size_t>(n - i) * 4);
+    store(buf, f(load<V>(buf)));
+    __builtin_memcpy(out + i, buf, static_cast<size_t>(n - i) * 4);
+  }
+}
+
+// ---- bf16 ------------------------------------------------------------------------------------
+// Round to nearest even on the dropped 16 bits (a carry into the exponent gives inf when due); NaN
+// keeps its top bits with the quiet bit set. As bf16::from_f32.
+template <int W>
+WICK_INLINE void f32_to_bf16_v(const float* in, uint16_t* out, int64_t n) {
+  using U = typename Vec<W>::U;
+  using H = typename Vec<W>::H;
+  auto cvt = [](U u) {
+    const U r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    const U q = (u >> 16) | 0x40u;
+    return __builtin_convertvector((u & 0x7fffffffu) > 0x7f800000u ? q : r, H);
+  };
+  int64_t i = 0;
+  for (; i + W <= n; i += W) store(out + i, cvt(load<U>(in + i)));
+  for (; i < n; ++i) {
+    uint32_t u;
+    __builtin_memcpy(&u, in + i, 4);
+    out[i] = (u & 0x7fffffffu) > 0x7f800000u ? static_cast<uint16_t>((u >> 16) | 0x40u)
+                                               : static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  }
+}
+
+template <int W>
+WICK_INLINE void bf16_to_f32_v(const uint16_t* in, float* out, int64_t n) {
+  using U = typename Vec<W>::U;
+  using H = typename Vec<W>::H;
+  int64_t i = 0;
+  for (; i + W <= n; i += W) store(out + i, __builtin_convertvector(load<H>(in + i), U) << 16);
+  for (; i < n; ++i) {
+    const uint32_t u = static_cast<uint32_t>(in[i]) << 16;
+    __builtin_memcpy(out + i, &u, 4);
+  }
+}
+
+// ---- the three levels ------------------------------------------------------------------------
+
+#define WICK_SIMD_LEVEL(suffix, W, ATTR)                                                                       \
+  ATTR void exp_##suffix(const float* in, float* out, int64_t n) {                                            \
+    unary_f32<W>(in, out, n, [](const Vec<W>::F& x) __attribute__((always_inline)) { return exp_v<W>(x); });        \
+  }                                                                                                           \
+  ATTR void sigmoid_##suffix(const float* in, float* out, int64_t n) {                                        \
+    unary_f32<W>(in, out, n,                                                                                  \
+                 [](const Vec<W>::F& x) __attribute__((always_inline)) { return act_v<W, Act::Sigmoid>(x); });       \
+  }                                                                                                           \
+  ATTR void silu_##suffix(const float* in, float* out, int64_t n) {                                           \
+    unary_f32<W>(in, out, n, [](const Vec<W>::F& x) __attribute__((always_inline)) { return act_v<W, Act::Silu>(x); }); \
+  }                                                                                                           \
+  ATTR void gelu_##suffix(const float* in, float* out, int64_t n) {                                           \
+    unary_f32<W>(in, out, n, [](const Vec<W>::F& x) __attribute__((always_inline)) { return act_v<W, Act::Gelu>(x); }); \
+  }                                                                                                           \
+  ATTR void f32_to_bf16_##suffix(const float* in, uint16_t* out, int64_t n) { f32_to_bf16_v<W>(in, out, n); } \
+  ATTR void bf16_to_f32_##suffix(const uint16_t* in, float* out, int64_t n) { bf16_to_f32_v<W>(in, out, n); }
+
+WICK_SIMD_LEVEL(base, 4, )
+
+void f32_to_f16_base(const float* in, uint16_t* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = f16::from_f32(in[i]);
+}
+void f16_to_f32_base(const uint16_t* in, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = f16::to_f32(in[i]);
+}
+
+constexpr Kernels kBase{f32_to_f16_base, f16_to_f32_base, f32_to_bf16_base, bf16_to_f32_base,
+                        exp_base,        sigmoid_base,    silu_base,        gelu_base};
+
+#ifdef WICK_SIMD_X86
+#define WICK_AVX2 __attribute__((target("avx2,fma,f16c")))
+#define WICK_AVX512 __attribute__((target("avx512f,avx2,fma,f16c")))
+
+WICK_SIMD_LEVEL(avx2, 8, WICK_AVX2)
+WICK_SIMD_LEVEL(avx512, 16, WICK_AVX512)
+
+// f16 through F16C / AVX-512F, rounding to nearest even (the immediate), whatever MXCSR says.
+WICK_AVX2 void f32_to_f16_avx2(const float* in, uint16_t* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  for (; i < n; ++i) out[i] = f16::from_f32(in[i]);
+}
+WICK_AVX2 void f16_to_f32_avx2(const uint16_t* in, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i))));
+  for (; i < n; ++i) out[i] = f16::to_f32(in[i]);
+}
+WICK_AVX512 void f32_to_f16_avx512(const float* in, uint16_t* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i),
+                        _mm512_cvtps_ph(_mm512_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  f32_to_f16_avx2(in + i, out + i, n - i);
+}
+WICK_AVX512 void f16_to_f32_avx512(const uint16_t* in, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_ps(out + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i))));
+  f16_to_f32_avx2(in + i, out + i, n - i);
+}
+
+constexpr Kernels kAvx2{f32_to_f16_avx2, f16_to_f32_avx2, f32_to_bf16_avx2, bf16_to_f32_avx2,
+                        exp_avx2,        sigmoid_avx2,    silu_avx2,        gelu_avx2};
+constexpr Kernels kAvx512{f32_to_f16_avx512, f16_to_f32_avx512, f32_to_bf16_avx512, bf16_to_f32_avx512,
+                          exp_avx512,        sigmoid_avx512,    silu_avx512,        gelu_avx512};
+
+Isa detect() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return Isa::Avx512;  // (every AVX-512F processor has F16C)
+  // (F16C by CPUID leaf 1: older Clangs do not know the name in __builtin_cpu_supports.)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  const bool f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c) return Isa::Avx2;
+  return Isa::Base;
+}
+#else
+Isa detect() { return Isa::Base; }
+#endif
+
+Isa from_env(Isa best) {
+  const char* e = std::getenv("WICK_CPU_ISA");
+  if (e == nullptr || *e == '\0') return best;
+  const std::string s(e);
+  Isa want = best;
+  if (s == "base") want = Isa::Base;
+  else if (s == "avx2") want = Isa::Avx2;
+  else if (s == "avx512") want = Isa::Avx512;
+  return static_cast<int>(want) < static_cast<int>(best) ? want : best;
+}
+
+}  // namespace
+
+Isa detected() {
+  static const Isa isa = detect();
+  return isa;
+}
+
+Isa active() {
+  static const Isa isa = from_env(detected());
+  return isa;
+}
+
+const char* isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::Avx512:
+      return "avx512";
+    case Isa::Avx2:
+      return "avx2";
+    case Isa::Base:
+      break;
+  }
+  return "base";
+}
+
+const Kernels& kernels(Isa isa) {
+  if (static_cast<int>(isa) > static_cast<int>(detected()))
+    throw UnsupportedError(std::string("[cpu simd] ") + isa_name(isa) + " kernels requested; this cpu supports " +
+                           isa_name(detected()));
+#ifdef WICK_SIMD_X86
+  if (isa == Isa::Avx512) return kAvx512;
+  if (isa == Isa::Avx2) return kAvx2;
+#endif
+  return kBase;
+}
+
+const Kernels& kernels() {
+  static const Kernels& k = kernels(active());
+  return k;
+}
+
+}  // namespace wick::cpu::simd

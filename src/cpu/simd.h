@@ -1,0 +1,71 @@
+// Vector kernels of the CPU backend, chosen at run time by what the processor has.
+//
+// The library is compiled for the baseline of its target (x86-64: SSE2), so the plain loops of the
+// CPU backend cannot use AVX2 or AVX-512, and calls to libm's expf do not vectorise at all. The
+// kernels here are contiguous loops over the hot conversions and exponentials, compiled three
+// times (src/cpu/simd.cpp): for the baseline, for AVX2 (with FMA and F16C) and for AVX-512F. One
+// is picked on first use from CPUID (and the OS's saved-state support), lowered by WICK_CPU_ISA
+// (base, avx2 or avx512) for tests and comparisons.
+//
+// Results are the same on every level, bit for bit: the conversions round to nearest even like
+// the scalar types in wick/scalar_types.h (F16C and AVX-512 round the same way), and the
+// exponentials run one algorithm with the same operations in the same order at every width (the
+// compiler does not contract them into FMAs: the library builds in ISO C++ mode). The one
+// exception: F16C quiets a signalling f16 NaN when widening it, the scalar path keeps its bits.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "wick/scalar_types.h"
+
+namespace wick::cpu::simd {
+
+enum class Isa : int { Base = 0, Avx2 = 1, Avx512 = 2 };
+
+// The best level this processor and OS support.
+Isa detected();
+// The level in use: detected(), or lower where WICK_CPU_ISA asks for it.
+Isa active();
+const char* isa_name(Isa isa);
+
+// Contiguous kernels: n elements from `in` to `out` (which may be the same array).
+struct Kernels {
+  void (*f32_to_f16)(const float* in, uint16_t* out, int64_t n);
+  void (*f16_to_f32)(const uint16_t* in, float* out, int64_t n);
+  void (*f32_to_bf16)(const float* in, uint16_t* out, int64_t n);
+  void (*bf16_to_f32)(const uint16_t* in, float* out, int64_t n);
+  // exp(x); and x / (1 + exp(-k(x))) for sigmoid (x = 1), silu and gelu (tanh form), as in
+  // backend/elementwise_math.h. Relative error within 2 ulp of the exact value (test_simd.cpp
+  // measures it against f64), down to the subnormal range.
+  void (*exp_f32)(const float* in, float* out, int64_t n);
+  void (*sigmoid_f32)(const float* in, float* out, int64_t n);
+  void (*silu_f32)(const float* in, float* out, int64_t n);
+  void (*gelu_f32)(const float* in, float* out, int64_t n);
+};
+
+// The kernels of one level; throws wick::UnsupportedError above detected().
+const Kernels& kernels(Isa isa);
+// The kernels of active().
+const Kernels& kernels();
+
+// The active level's conversion from In to Out over typed arrays, for the pairs it covers
+// (f32 <-> f16, f32 <-> bf16); a null function pointer for the others.
+static_assert(sizeof(f16) == 2 && sizeof(bf16) == 2, "f16 / bf16 arrays are read as uint16_t arrays");
+
+template <class Out, class In>
+void (*converter())(const In*, Out*, int64_t) {
+  if constexpr (std::is_same_v<In, float> && std::is_same_v<Out, f16>) {
+    return [](const float* in, f16* out, int64_t n) { kernels().f32_to_f16(in, &out->bits, n); };
+  } else if constexpr (std::is_same_v<In, float> && std::is_same_v<Out, bf16>) {
+    return [](const float* in, bf16* out, int64_t n) { kernels().f32_to_bf16(in, &out->bits, n); };
+  } else if constexpr (std::is_same_v<In, f16> && std::is_same_v<Out, float>) {
+    return [](const f16* in, float* out, int64_t n) { kernels().f16_to_f32(&in->bits, out, n); };
+  } else if constexpr (std::is_same_v<In, bf16> && std::is_same_v<Out, float>) {
+    return [](const bf16* in, float* out, int64_t n) { kernels().bf16_to_f32(&in->bits, out, n); };
+  } else {
+    return nullptr;
+  }
+}
+
+}  // namespace wick::cpu::simd

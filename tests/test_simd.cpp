@@ -1,0 +1,230 @@
+// The CPU's vector kernels (src/cpu/simd.h) on every level this processor runs: conversions bit
+// for bit against the scalar types, exponentials against f64, and every level against the
+// baseline one.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "cpu/simd.h"
+#include "wick/error.h"
+#include "wick/scalar_types.h"
+
+namespace {
+
+using wick::bf16;
+using wick::f16;
+namespace simd = wick::cpu::simd;
+
+std::vector<simd::Isa> levels() {
+  std::vector<simd::Isa> v;
+  for (int i = 0; i <= static_cast<int>(simd::detected()); ++i) v.push_back(static_cast<simd::Isa>(i));
+  return v;
+}
+
+uint32_t bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+float from_bits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// f32 inputs for the narrowing conversions: random bit patterns (every exponent, NaNs included),
+// exact ties and near-ties of both formats' rounding, and the special values. An odd count, so the
+// vector loops leave a tail.
+std::vector<float> narrowing_inputs() {
+  std::mt19937 rng(7);
+  std::vector<float> v;
+  for (int i = 0; i < 400001; ++i) v.push_back(from_bits(static_cast<uint32_t>(rng())));
+  for (uint32_t h = 0; h < 0x10000; h += 3) {
+    const float f = f16::to_f32(static_cast<uint16_t>(h));
+    const uint32_t b = bits(f);
+    for (uint32_t d : {0x1000u, 0x0fffu, 0x1001u}) v.push_back(from_bits(b + d));  // f16 half-ulp ties
+    for (uint32_t d : {0x8000u, 0x7fffu, 0x8001u}) v.push_back(from_bits((h << 16) + d));  // bf16 ties
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float f : {0.0f, -0.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(), 65504.0f, 65520.0f, 65519.99f,
+                  5.96e-8f, 2.98e-8f, 2.99e-8f, 3.4028235e38f, 1e-45f, -1e-45f})
+    v.push_back(f);
+  v.push_back(from_bits(0x7f800001u));  // signalling NaN
+  v.push_back(from_bits(0xffbfffffu));
+  return v;
+}
+
+TEST(CpuSimd, ReportsLevels) {
+  std::printf("cpu simd: detected %s, active %s\n", simd::isa_name(simd::detected()), simd::isa_name(simd::active()));
+  EXPECT_LE(static_cast<int>(simd::active()), static_cast<int>(simd::detected()));
+  if (simd::detected() != simd::Isa::Avx512) {
+    EXPECT_THROW(simd::kernels(simd::Isa::Avx512), wick::UnsupportedError);
+  }
+}
+
+TEST(CpuSimd, NarrowingMatchesScalarTypesBitForBit) {
+  const std::vector<float> in = narrowing_inputs();
+  const int64_t n = static_cast<int64_t>(in.size());
+  for (simd::Isa isa : levels()) {
+    SCOPED_TRACE(simd::isa_name(isa));
+    const simd::Kernels& k = simd::kernels(isa);
+    std::vector<uint16_t> h(in.size()), b(in.size());
+    k.f32_to_f16(in.data(), h.data(), n);
+    k.f32_to_bf16(in.data(), b.data(), n);
+    int bad_h = 0, bad_b = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (h[i] != f16::from_f32(in[i]) && bad_h++ < 5)
+        ADD_FAILURE() << "f16 of bits 0x" << std::hex << bits(in[i]) << ": 0x" << h[i] << " want 0x"
+                      << f16::from_f32(in[i]);
+      if (b[i] != bf16::from_f32(in[i]) && bad_b++ < 5)
+        ADD_FAILURE() << "bf16 of bits 0x" << std::hex << bits(in[i]) << ": 0x" << b[i] << " want 0x"
+                      << bf16::from_f32(in[i]);
+    }
+    EXPECT_EQ(bad_h, 0);
+    EXPECT_EQ(bad_b, 0);
+  }
+}
+
+TEST(CpuSimd, WideningMatchesScalarTypes) {
+  std::vector<uint16_t> in(0x10000 + 5);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint16_t>(i * 40503u);  // every pattern
+  const int64_t n = static_cast<int64_t>(in.size());
+  for (simd::Isa isa : levels()) {
+    SCOPED_TRACE(simd::isa_name(isa));
+    const simd::Kernels& k = simd::kernels(isa);
+    std::vector<float> h(in.size()), b(in.size());
+    k.f16_to_f32(in.data(), h.data(), n);
+    k.bf16_to_f32(in.data(), b.data(), n);
+    int bad = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+      const float hw = f16::to_f32(in[i]);
+      // F16C quiets a signalling NaN; any NaN is accepted for a NaN input (simd.h).
+      const bool h_ok = std::isnan(hw) ? std::isnan(h[i]) : bits(h[i]) == bits(hw);
+      const bool b_ok = bits(b[i]) == bits(bf16::to_f32(in[i]));
+      if ((!h_ok || !b_ok) && bad++ < 5) ADD_FAILURE() << "pattern 0x" << std::hex << in[i];
+    }
+    EXPECT_EQ(bad, 0);
+  }
+}
+
+// Distance in representable f32 values (same sign; 0 and -0 are one apart, which is fine here).
+int64_t ulps(float a, float b) {
+  auto key = [](float f) {
+    const int64_t u = bits(f) & 0x7fffffffu;
+    return std::signbit(f) ? -u : u;
+  };
+  return std::llabs(key(a) - key(b));
+}
+
+std::vector<float> exp_inputs() {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> wide(-110.0f, 95.0f), narrow(-12.0f, 12.0f);
+  std::vector<float> v;
+  for (int i = 0; i < 200003; ++i) v.push_back(i % 2 ? wide(rng) : narrow(rng));
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float f : {0.0f, -0.0f, 1e-30f, -1e-30f, 1.0f, -1.0f, 88.72f, 88.73f, -87.33f, -87.34f, -103.27f, -103.98f,
+                  -104.5f, 89.5f, inf, -inf, std::numeric_limits<float>::quiet_NaN(), 0.34657f, -0.34657f})
+    v.push_back(f);
+  return v;
+}
+
+// f64 references of simd.h's functions, rounded once to f32.
+float ref(int which, float xf) {
+  const double x = xf, k = 1.59576912160573071176;
+  switch (which) {
+    case 0:
+      return static_cast<float>(std::exp(x));
+    case 1:
+      return static_cast<float>(1.0 / (1.0 + std::exp(-x)));
+    case 2:
+      return static_cast<float>(x / (1.0 + std::exp(-x)));
+    default:
+      return static_cast<float>(x / (1.0 + std::exp(-k * (x + 0.044715 * x * x * x))));
+  }
+}
+
+TEST(CpuSimd, ExponentialsWithinTwoUlpOfF64) {
+  const std::vector<float> in = exp_inputs();
+  const int64_t n = static_cast<int64_t>(in.size());
+  const char* names[] = {"exp", "sigmoid", "silu", "gelu"};
+  std::vector<std::vector<float>> base(4);
+  for (simd::Isa isa : levels()) {
+    const simd::Kernels& k = simd::kernels(isa);
+    void (*fns[])(const float*, float*, int64_t) = {k.exp_f32, k.sigmoid_f32, k.silu_f32, k.gelu_f32};
+    for (int w = 0; w < 4; ++w) {
+      SCOPED_TRACE(std::string(simd::isa_name(isa)) + " " + names[w]);
+      std::vector<float> out(in.size());
+      fns[w](in.data(), out.data(), n);
+      int bad = 0;
+      int64_t worst = 0;
+      for (size_t i = 0; i < in.size(); ++i) {
+        const float want = ref(w, in[i]);
+        const double x = in[i];
+        bool ok;
+        if (std::isnan(want)) {
+          ok = std::isnan(out[i]);
+        } else if (std::isinf(x)) {
+          ok = out[i] == want;
+        } else if (w >= 2 && (w == 3 ? -1.59576912160573071176 * (x + 0.044715 * x * x * x) : -x) > 88.0) {
+          // silu / gelu far out on the negative side: exp(-k(x)) leaves the f32 range before the
+          // quotient does, so the result is 0 where the exact one is below 3e-37 (the scalar
+          // functors of elementwise_math.h do the same).
+          ok = std::fabs(out[i] - want) <= 3e-37f;
+        } else if (std::fabs(want) < 1.2e-38f) {
+          // Subnormal results: one more rounding after the scaling.
+          ok = std::fabs(out[i] - want) <= 2.4e-38f;
+        } else if (w == 3) {
+          // gelu: the cubic is rounded in f32 (a few ulp) before exp, whose relative condition
+          // is |k z|; allow 4 ulp of z through it on top of 2 ulp.
+          const double z = 1.59576912160573071176 * std::fabs(x + 0.044715 * x * x * x);
+          ok = std::fabs(static_cast<double>(out[i]) - want) <= std::fabs(want) * (0x1p-22 + 0x1p-21 * z);
+        } else {
+          const int64_t u = ulps(out[i], want);
+          worst = std::max(worst, u);
+          ok = u <= 2;
+        }
+        if (!ok && bad++ < 5)
+          ADD_FAILURE() << names[w] << "(" << in[i] << ") = " << out[i] << ", f64 gives " << want;
+      }
+      EXPECT_EQ(bad, 0);
+      if (w < 3) std::printf("%s %s: worst %lld ulp over %lld inputs\n", simd::isa_name(isa), names[w],
+                  static_cast<long long>(worst), static_cast<long long>(n));
+      if (isa == simd::Isa::Base) {
+        base[w] = out;
+      } else {
+        // The same algorithm at every width: the same bits.
+        int diff = 0;
+        for (size_t i = 0; i < in.size(); ++i)
+          if (!(std::isnan(out[i]) && std::isnan(base[w][i])) && bits(out[i]) != bits(base[w][i])) ++diff;
+        EXPECT_EQ(diff, 0) << "elements that differ from the baseline level";
+      }
+    }
+  }
+}
+
+TEST(CpuSimd, InPlaceAndShortLengths) {
+  for (simd::Isa isa : levels()) {
+    SCOPED_TRACE(simd::isa_name(isa));
+    const simd::Kernels& k = simd::kernels(isa);
+    for (int64_t n : {0, 1, 3, 15, 16, 17, 33}) {
+      std::vector<float> x(static_cast<size_t>(n) + 1, 0.0f);
+      for (int64_t i = 0; i < n; ++i) x[static_cast<size_t>(i)] = 0.25f * static_cast<float>(i) - 2.0f;
+      x.back() = 123.0f;  // past the end: untouched
+      std::vector<float> want(x);
+      for (int64_t i = 0; i < n; ++i) want[static_cast<size_t>(i)] = ref(0, x[static_cast<size_t>(i)]);
+      k.exp_f32(x.data(), x.data(), n);
+      for (size_t i = 0; i < x.size(); ++i) EXPECT_LE(ulps(x[i], want[i]), 2) << "n " << n << " i " << i;
+      EXPECT_EQ(x.back(), 123.0f);
+    }
+  }
+}
+
+}  // namespace
