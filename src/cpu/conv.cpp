@@ -31,20 +31,15 @@ using conv::params_2d;
 template <class T>
 using gemm_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
-template <class A>
-std::unique_ptr<A[]> scratch(int64_t n) {
-  return std::unique_ptr<A[]>(new A[static_cast<size_t>(std::max<int64_t>(n, 1))]);
-}
-
 // src (any layout, element type T) as a contiguous row-major array of A; copies and widens only
 // when it has to.
 template <class A, class T>
-const A* compute_view(const TensorArg& src, std::unique_ptr<A[]>& hold) {
+const A* compute_view(const TensorArg& src, Scratch<A>& hold) {
   if constexpr (std::is_same_v<A, T>) {
     if (src.layout.is_contiguous()) return src.ptr<T>();
   }
   hold = scratch<A>(src.numel());
-  map<A, T>([](T v) { return convert<A>(v); }, TensorArg(hold.get(), dtype_of<A>, Layout(src.shape())), src);
+  backend().cast(src, TensorArg(hold.get(), dtype_of<A>, Layout(src.shape())));
   return hold.get();
 }
 
@@ -138,7 +133,7 @@ void col2im(const A* col, A* out, const Geom& g) {
 
 // The output buffer of a conv in A: dst itself when it already is a contiguous A array.
 template <class A, class T>
-A* output_buffer(const TensorArg& dst, std::unique_ptr<A[]>& hold) {
+A* output_buffer(const TensorArg& dst, Scratch<A>& hold) {
   if constexpr (std::is_same_v<A, T>) {
     if (dst.layout.is_contiguous()) return dst.ptr<T>();
   }
@@ -149,7 +144,7 @@ A* output_buffer(const TensorArg& dst, std::unique_ptr<A[]>& hold) {
 template <class A, class T>
 void finish_output(const TensorArg& dst, const A* buf) {
   if (buf == static_cast<const void*>(dst.ptr<T>())) return;
-  map<T, A>([](A v) { return convert<T>(v); }, dst, TensorArg(const_cast<A*>(buf), dtype_of<A>, Layout(dst.shape())));
+  backend().cast(TensorArg(const_cast<A*>(buf), dtype_of<A>, Layout(dst.shape())), dst);
 }
 
 void conv_forward(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p, const char* op) {
@@ -158,7 +153,7 @@ void conv_forward(const TensorArg& x, const TensorArg& w, const TensorArg& dst, 
       x.dtype,
       [&]<class T>() {
         using A = gemm_t<T>;
-        std::unique_ptr<A[]> hx, hw, ho, hcol;
+        Scratch<A> hx, hw, ho, hcol;
         const A* xb = compute_view<A, T>(x, hx);
         const A* wb = compute_view<A, T>(w, hw);  // [c_out, c_in/groups * kh * kw]
         A* ob = output_buffer<A, T>(dst, ho);
@@ -190,7 +185,7 @@ void conv_transposed(const TensorArg& x, const TensorArg& w, const TensorArg& ds
       x.dtype,
       [&]<class T>() {
         using A = gemm_t<T>;
-        std::unique_ptr<A[]> hx, hw, ho, hcol;
+        Scratch<A> hx, hw, ho, hcol;
         const A* xb = compute_view<A, T>(x, hx);
         const A* wb = compute_view<A, T>(w, hw);  // [c_in, c_out/groups * kh * kw]
         A* ob = output_buffer<A, T>(dst, ho);

@@ -1,6 +1,10 @@
 // The CPU backend. Its methods are spread over one file per op family (src/cpu/*.cpp).
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+
 #include "backend/backend.h"
 
 namespace wick::cpu {
@@ -62,5 +66,17 @@ class CpuBackend final : public Backend {
 };
 
 CpuBackend& backend();
+
+// Uninitialised scratch memory for n elements of trivial type T, from the backend's allocator (so
+// large blocks get huge pages, see Note [Huge pages for large tensors] in cpu_backend.cpp).
+struct ScratchFree {
+  void operator()(void* p) const { backend().raw_free(p); }
+};
+template <class T>
+using Scratch = std::unique_ptr<T[], ScratchFree>;
+template <class T>
+Scratch<T> scratch(int64_t n) {
+  return Scratch<T>(static_cast<T*>(backend().raw_alloc(std::max<int64_t>(n, 1) * static_cast<int64_t>(sizeof(T)))));
+}
 
 }  // namespace wick::cpu

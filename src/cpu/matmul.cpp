@@ -10,6 +10,7 @@
 #include "cpu/dispatch.h"
 #include "cpu/gemm.h"
 #include "cpu/parallel.h"
+#include "cpu/simd.h"
 
 namespace wick::cpu {
 namespace {
@@ -63,6 +64,38 @@ void unpack(const S* in, const MatRef<D>& m) {
   parallel_for(m.rows, row_grain(m.cols), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r)
       for (int64_t c = 0; c < m.cols; ++c) m.p[r * m.rs + c * m.cs] = convert<std::remove_const_t<D>>(in[r * m.cols + c]);
+  });
+}
+
+// m widened to f32 in buf, keeping its orientation: rows with unit stride give a row-major copy,
+// columns with unit stride a column-major one (which BLAS reads transposed), each row or column
+// through the vector converter of simd.h; other layouts are packed element by element.
+template <class T>
+MatRef<const float> widen(const MatRef<const T>& m, float* buf) {
+  const auto cvt = simd::converter<float, T>();
+  if (cvt && m.cs == 1) {
+    parallel_for(m.rows, row_grain(m.cols), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) cvt(m.p + r * m.rs, buf + r * m.cols, m.cols);
+    });
+    return {buf, m.rows, m.cols, m.cols, 1};
+  }
+  if (cvt && m.rs == 1) {
+    parallel_for(m.cols, row_grain(m.rows), [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) cvt(m.p + c * m.cs, buf + c * m.rows, m.rows);
+    });
+    return {buf, m.rows, m.cols, 1, m.rows};
+  }
+  pack(m, buf);
+  return {buf, m.rows, m.cols, m.cols, 1};
+}
+
+// A row-major f32 result rounded into m.
+template <class T>
+void narrow(const float* in, const MatRef<T>& m) {
+  const auto cvt = simd::converter<T, float>();
+  if (!cvt || m.cs != 1) return unpack(in, m);
+  parallel_for(m.rows, row_grain(m.cols), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) cvt(in + r * m.cols, m.p + r * m.rs, m.cols);
   });
 }
 
@@ -179,19 +212,19 @@ void CpuBackend::matmul(const TensorArg& a, const TensorArg& b, const TensorArg&
           gemm(matrix<const T>(a, batch, bi), matrix<const T>(b, batch, bi), matrix<T>(dst, batch, bi));
       } else {
         // 8/16-bit floats: widen to f32 (exact), one sgemm accumulating in f32, one rounding.
-        std::vector<float> fa(static_cast<size_t>(m * k)), fb(static_cast<size_t>(k * n)), fc(static_cast<size_t>(m * n));
+        const Scratch<float> fa = scratch<float>(m * k), fb = scratch<float>(k * n), fc = scratch<float>(m * n);
+        MatRef<const float> wa{}, wb{};
         const T* last_a = nullptr;
         const T* last_b = nullptr;
         for (int64_t bi = b0; bi < b1; ++bi) {
           const MatRef<const T> ma = matrix<const T>(a, batch, bi), mb = matrix<const T>(b, batch, bi);
           // Broadcast batches repeat an operand: widen it once.
-          if (ma.p != last_a) pack(ma, fa.data());
-          if (mb.p != last_b) pack(mb, fb.data());
+          if (ma.p != last_a) wa = widen(ma, fa.get());
+          if (mb.p != last_b) wb = widen(mb, fb.get());
           last_a = ma.p;
           last_b = mb.p;
-          gemm(MatRef<const float>{fa.data(), m, k, k, 1}, MatRef<const float>{fb.data(), k, n, n, 1},
-               MatRef<float>{fc.data(), m, n, n, 1});
-          unpack(fc.data(), matrix<T>(dst, batch, bi));
+          gemm(wa, wb, MatRef<float>{fc.get(), m, n, n, 1});
+          narrow(fc.get(), matrix<T>(dst, batch, bi));
         }
       }
     });
