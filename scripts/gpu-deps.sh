@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf .deps/root .deps/debs && mkdir -p .deps/debs .deps/root
-(cd .deps/debs && apt-get download libopenblas0-pthread libopenblas-pthread-dev libgfortran5 libgtest-dev \
+(cd .deps/debs && apt-get download libopenblas0-openmp libopenblas-openmp-dev libgfortran5 libgtest-dev \
   >/dev/null)
 for f in .deps/debs/*.deb; do dpkg -x "$f" .deps/root; done
 rm -rf .deps/debs .deps/root/usr/share .deps/root/usr/src

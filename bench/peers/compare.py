@@ -61,6 +61,8 @@ def build(wick, torch, torch_missing):
 
     lines.append(f"wick: {wick.get('device')} ({wick.get('device_name')}), shapes {wick.get('shapes')}, "
                  f"median of {wick.get('reps')} runs, timer {wick.get('timer')}")
+    if wick.get("device_details"):
+        lines.append(f"wick device: {wick.get('device_details')}")
     if torch:
         lines.append(f"torch {torch.get('version')}: {torch.get('device')} ({torch.get('device_name')}), "
                      f"shapes {torch.get('shapes')}, median of {torch.get('reps')} runs, timer {torch.get('timer')}")

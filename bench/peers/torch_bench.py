@@ -336,7 +336,11 @@ def main(argv=None):
     if dev.type == "cuda" and dev.index is None:
         dev = torch.device("cuda", 0)
     shapes = a.shapes or ("cpu" if dev.type == "cpu" else "gpu")
-    name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else f"cpu ({torch.get_num_threads()} threads)"
+    if dev.type == "cuda":
+        name = torch.cuda.get_device_name(dev)
+    else:
+        cap = getattr(getattr(torch.backends, "cpu", None), "get_cpu_capability", lambda: "?")()
+        name = f"cpu ({torch.get_num_threads()} threads, {cap})"
 
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False

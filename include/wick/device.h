@@ -16,6 +16,9 @@ struct DeviceInfo {
   int64_t free_memory = 0;   // bytes
   int multiprocessors = 0;   // SMs / CUs; CPU: hardware threads
   int warp_size = 0;         // 0 on the CPU
+  // What the device's kernels run on, for reports: on the CPU the vector ISA of wick's kernels,
+  // the threads, and the BLAS build and the core type it picked.
+  std::string details;
 };
 
 // Note [Device handles]

@@ -11,6 +11,7 @@
 
 #include "core/philox.h"
 #include "cpu/dispatch.h"
+#include "cpu/gemm.h"
 #include "cpu/simd.h"
 #include "cpu/strided.h"
 
@@ -57,6 +58,8 @@ DeviceInfo CpuBackend::info() const {
   i.free_memory = meminfo_bytes("MemAvailable:");
   i.multiprocessors = num_threads();
   i.warp_size = 0;
+  i.details = std::string("vector kernels ") + simd::isa_name(simd::active()) + ", " + std::to_string(num_threads()) +
+              " threads; " + blas_details();
   return i;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace wick::cpu {
 
@@ -21,5 +22,8 @@ struct MatRef {
 // whatever c held). c must not overlap a or b.
 void gemm(MatRef<const float> a, MatRef<const float> b, MatRef<float> c, float beta = 0);
 void gemm(MatRef<const double> a, MatRef<const double> b, MatRef<double> c, double beta = 0);
+
+// The BLAS library's build, the core type it picked and its thread count, for DeviceInfo.
+std::string blas_details();
 
 }  // namespace wick::cpu

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -191,6 +192,11 @@ MatRef<T> matrix(const TensorArg& t, const Shape& batch, int64_t bi) {
 constexpr double kSmallGemm = 65536.0 * 4;
 
 }  // namespace
+
+std::string blas_details() {
+  return std::string(openblas_get_config()) + ", core " + openblas_get_corename() + ", " +
+         std::to_string(openblas_get_num_threads()) + " BLAS threads";
+}
 
 void gemm(MatRef<const float> a, MatRef<const float> b, MatRef<float> c, float beta) { gemm_impl<float>(a, b, c, beta); }
 void gemm(MatRef<const double> a, MatRef<const double> b, MatRef<double> c, double beta) {

@@ -528,7 +528,8 @@ int cmd_bench(int argc, char** argv) {
   if (!sizes) sizes = dev.is_cpu() ? &kCpu : &kFull;
   if (!std::isfinite(bw) && dev.is_gpu()) bw = kGpuCopyGBs;
   const bool measured_bw = !std::isfinite(bw);
-  const std::string dev_name = dev.info().name;
+  const DeviceInfo dev_info = dev.info();
+  const std::string dev_name = dev_info.name;
   dev.set_seed(1234);
   std::unique_ptr<Timer> timer = make_timer(dev);
 
@@ -542,6 +543,7 @@ int cmd_bench(int argc, char** argv) {
     std::printf("wick bench  %s (%s)  shapes %s  reps %d  floor bandwidth %s\n", dev.location().c_str(),
                 dev_name.c_str(), sizes->name, reps,
                 measured_bw ? "= the copy row" : (fnum(bw, "%.0f") + " GB/s").c_str());
+    if (!dev_info.details.empty()) std::printf("  %s\n", dev_info.details.c_str());
     std::printf("%-18s %-34s %-9s %10s %12s %-8s %10s  %s\n", "op", "shape", "dtype", "ms", "rate", "unit",
                 "floor ms", "note");
     std::fflush(stdout);
@@ -580,9 +582,11 @@ int cmd_bench(int argc, char** argv) {
     }
   }
   if (json) {
-    std::printf("{\"tool\": \"wick\", \"device\": %s, \"device_name\": %s, \"shapes\": %s, \"reps\": %d, "
+    std::printf("{\"tool\": \"wick\", \"device\": %s, \"device_name\": %s, \"device_details\": %s, "
+                "\"shapes\": %s, \"reps\": %d, "
                 "\"timer\": \"synchronize+steady_clock\", \"floor_bw_gbs\": %s, \"rows\": [%s\n]}\n",
-                jstr(dev.location()).c_str(), jstr(dev_name).c_str(), jstr(sizes->name).c_str(), reps,
+                jstr(dev.location()).c_str(), jstr(dev_name).c_str(), jstr(dev_info.details).c_str(),
+                jstr(sizes->name).c_str(), reps,
                 jnum(bw).c_str(), js.str().c_str());
   } else {
     std::printf("\n%d timed, %d unsupported, %d errors\n", ok, unsupported, errors);
