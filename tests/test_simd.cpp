@@ -227,4 +227,41 @@ TEST(CpuSimd, InPlaceAndShortLengths) {
   }
 }
 
+TEST(CpuSimd, RowHelpers) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> d(0.0f, 100.0f);
+  for (int64_t n : {0, 1, 7, 15, 16, 17, 100, 2047, 2048}) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (float& v : x) v = d(rng);
+    // The reference order of sum16_f32 (simd.h), in scalar code.
+    float lane[16] = {};
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+      for (int l = 0; l < 16; ++l) lane[l] += x[static_cast<size_t>(i + l)];
+    float tail = 0;
+    for (; i < n; ++i) tail += x[static_cast<size_t>(i)];
+    for (int w = 8; w > 0; w /= 2)
+      for (int l = 0; l < w; ++l) lane[l] += lane[l + w];
+    const float want_sum = lane[0] + tail;
+    float want_max = -std::numeric_limits<float>::infinity();
+    for (float v : x) want_max = std::max(want_max, v);
+    for (simd::Isa isa : levels()) {
+      SCOPED_TRACE(std::string(simd::isa_name(isa)) + " n " + std::to_string(n));
+      const simd::Kernels& k = simd::kernels(isa);
+      EXPECT_EQ(bits(k.sum16_f32(x.data(), n)), bits(want_sum));
+      EXPECT_EQ(k.max_f32(x.data(), n), want_max);
+      std::vector<float> y(x);
+      k.div_f32(y.data(), n, 3.0f);
+      for (size_t j = 0; j < y.size(); ++j) EXPECT_EQ(bits(y[j]), bits(x[j] / 3.0f));
+      if (n > 0) {
+        std::vector<float> z(x);
+        z[static_cast<size_t>(n / 2)] = std::numeric_limits<float>::quiet_NaN();
+        EXPECT_TRUE(std::isnan(k.max_f32(z.data(), n)));
+        z[static_cast<size_t>(n / 2)] = std::numeric_limits<float>::infinity();
+        EXPECT_EQ(k.max_f32(z.data(), n), std::numeric_limits<float>::infinity());
+      }
+    }
+  }
+}
+
 }  // namespace

@@ -1,11 +1,14 @@
 #include "cpu/cpu_backend.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <new>
 #include <string>
+#include <mutex>
 #include <thread>
+#include <unordered_map>
 
 #include <sys/mman.h>
 
@@ -69,24 +72,95 @@ DeviceInfo CpuBackend::info() const {
 // MADV_HUGEPAGE, so that the kernel maps them in 2 MiB pages where transparent huge pages are
 // enabled ("always" or "madvise"): 7 ms for the same copy. The hint is advisory; where it is
 // refused, the block is used with small pages.
+//
+// Note [CPU block cache]: even in huge pages, the kernel clears every page of a new mapping (a
+// quarter of softmax's time on a 64 MiB output). So freed large blocks are kept, by size, for
+// the next allocation of the same rounded size, up to kCacheMax bytes (or an eighth of the
+// machine's memory, if less); empty_cache(Device::cpu()) gives them back, and an allocation that
+// fails gives them back and tries again. Small blocks go straight to malloc, which reuses them.
 constexpr size_t kHugePage = size_t{2} << 20;
 constexpr size_t kHugeMin = size_t{4} << 20;
+constexpr size_t kCacheMax = size_t{4} << 30;
 
-void* CpuBackend::raw_alloc(int64_t nbytes) {
-  // 64-byte alignment for vector loads; size rounded up as aligned_alloc requires.
-  const size_t align = static_cast<size_t>(nbytes) >= kHugeMin ? kHugePage : 64;
-  const size_t n = (static_cast<size_t>(nbytes) + align - 1) & ~(align - 1);
-  void* p = std::aligned_alloc(align, n);
-#ifdef MADV_HUGEPAGE
-  if (p && align == kHugePage) (void)madvise(p, n, MADV_HUGEPAGE);
-#endif
-  if (!p)
-    throw OutOfMemory("[alloc] cannot allocate " + std::to_string(nbytes) + " bytes on cpu (" +
-                      std::to_string(meminfo_bytes("MemAvailable:")) + " bytes available)");
-  return p;
+struct BlockCache {
+  std::mutex mu;
+  std::unordered_map<void*, size_t> live;     // large blocks in use -> rounded size
+  std::unordered_multimap<size_t, void*> free;  // cached large blocks by rounded size
+  size_t cached = 0;
+  size_t limit = 0;
+
+  BlockCache() {
+    const int64_t total = meminfo_bytes("MemTotal:");
+    limit = total > 0 ? std::min(kCacheMax, static_cast<size_t>(total) / 8) : kCacheMax;
+  }
+  void release_all() {  // with mu held
+    for (auto& [size, p] : free) std::free(p);
+    free.clear();
+    cached = 0;
+  }
+};
+
+BlockCache& block_cache() {
+  static BlockCache* c = new BlockCache;  // never destroyed: tensors may outlive static destruction
+  return *c;
 }
 
-void CpuBackend::raw_free(void* p) { std::free(p); }
+void* CpuBackend::raw_alloc(int64_t nbytes) {
+  if (static_cast<size_t>(nbytes) < kHugeMin) {
+    // 64-byte alignment for vector loads; size rounded up as aligned_alloc requires.
+    const size_t n = (static_cast<size_t>(nbytes) + 63) & ~size_t{63};
+    if (void* p = std::aligned_alloc(64, n)) return p;
+  } else {
+    const size_t n = (static_cast<size_t>(nbytes) + kHugePage - 1) & ~(kHugePage - 1);
+    BlockCache& c = block_cache();
+    std::lock_guard<std::mutex> lock(c.mu);
+    void* p = nullptr;
+    if (auto it = c.free.find(n); it != c.free.end()) {
+      p = it->second;
+      c.free.erase(it);
+      c.cached -= n;
+    } else {
+      p = std::aligned_alloc(kHugePage, n);
+      if (!p && c.cached > 0) {
+        c.release_all();
+        p = std::aligned_alloc(kHugePage, n);
+      }
+#ifdef MADV_HUGEPAGE
+      if (p) (void)madvise(p, n, MADV_HUGEPAGE);
+#endif
+    }
+    if (p) {
+      c.live.emplace(p, n);
+      return p;
+    }
+  }
+  throw OutOfMemory("[alloc] cannot allocate " + std::to_string(nbytes) + " bytes on cpu (" +
+                    std::to_string(meminfo_bytes("MemAvailable:")) + " bytes available)");
+}
+
+void CpuBackend::raw_free(void* p) {
+  if (p == nullptr) return;
+  BlockCache& c = block_cache();
+  if ((reinterpret_cast<uintptr_t>(p) & (kHugePage - 1)) == 0) {  // only large blocks are 2 MiB aligned
+    std::lock_guard<std::mutex> lock(c.mu);
+    if (auto it = c.live.find(p); it != c.live.end()) {
+      const size_t n = it->second;
+      c.live.erase(it);
+      if (c.cached + n <= c.limit) {
+        c.free.emplace(n, p);
+        c.cached += n;
+        return;
+      }
+    }
+  }
+  std::free(p);
+}
+
+void CpuBackend::empty_cache() {
+  BlockCache& c = block_cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.release_all();
+}
 
 void CpuBackend::copy_from_host(void* dst, const void* src, int64_t nbytes) {
   std::memcpy(dst, src, static_cast<size_t>(nbytes));

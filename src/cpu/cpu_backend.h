@@ -18,6 +18,7 @@ class CpuBackend final : public Backend {
 
   void* raw_alloc(int64_t nbytes) override;
   void raw_free(void* p) override;
+  void empty_cache() override;
   void copy_from_host(void* dst, const void* src, int64_t nbytes) override;
   void copy_to_host(void* dst, const void* src, int64_t nbytes) override;
 

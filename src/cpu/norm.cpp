@@ -88,7 +88,12 @@ void CpuBackend::softmax(const TensorArg& src, const TensorArg& dst, bool log) {
   dispatch_in<kFloatTypes>(src.dtype, [&]<class T>() {
     using C = compute_t<T>;
     normalise_rows<T, C>(src, dst, 8, [log](C* x, int64_t n) {
-      const C m = row_max(x, n);
+      C m;
+      if constexpr (std::is_same_v<C, float>) {
+        m = simd::kernels().max_f32(x, n);
+      } else {
+        m = row_max(x, n);
+      }
       // A row of -inf (or with +inf) gives NaN, as exp(-inf - -inf) does in every framework.
       for (int64_t i = 0; i < n; ++i) x[i] -= m;
       // exp of f32 rows through the vector kernel of simd.h.
@@ -108,7 +113,11 @@ void CpuBackend::softmax(const TensorArg& src, const TensorArg& dst, bool log) {
       } else {
         exp_row(x, x, n);
         const C sum = lane_sum(x, n);
-        for (int64_t i = 0; i < n; ++i) x[i] /= sum;
+        if constexpr (std::is_same_v<C, float>) {
+          simd::kernels().div_f32(x, n, sum);
+        } else {
+          for (int64_t i = 0; i < n; ++i) x[i] /= sum;
+        }
       }
     });
   }, log ? "log_softmax" : "softmax");

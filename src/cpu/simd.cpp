@@ -122,6 +122,61 @@ WICK_INLINE void unary_f32(const float* in, float* out, int64_t n, F f) {
   }
 }
 
+// ---- row helpers -----------------------------------------------------------------------------
+
+template <int W>
+WICK_INLINE float max_v(const float* x, int64_t n) {
+  using F = typename Vec<W>::F;
+  using I = typename Vec<W>::I;
+  const float ninf = -__builtin_inff();
+  F acc = F{} + ninf;
+  I nan = I{};
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    const F v = load<F>(x + i);
+    nan |= v != v;
+    acc = v > acc ? v : acc;
+  }
+  float r = ninf;
+  bool any_nan = false;
+  for (int l = 0; l < W; ++l) {
+    any_nan |= nan[l] != 0;
+    r = acc[l] > r ? acc[l] : r;
+  }
+  for (; i < n; ++i) {
+    any_nan |= x[i] != x[i];
+    r = x[i] > r ? x[i] : r;
+  }
+  return any_nan ? __builtin_nanf("") : r;
+}
+
+// 16 lanes as 16 / W vectors, so that every width adds in the same order.
+template <int W>
+WICK_INLINE float sum16_v(const float* x, int64_t n) {
+  using F = typename Vec<W>::F;
+  constexpr int kV = 16 / W;
+  F acc[kV] = {};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int v = 0; v < kV; ++v) acc[v] += load<F>(x + i + v * W);
+  float lane[16];
+  for (int v = 0; v < kV; ++v) store(lane + v * W, acc[v]);
+  float tail = 0;
+  for (; i < n; ++i) tail += x[i];
+  for (int w = 8; w > 0; w /= 2)
+    for (int l = 0; l < w; ++l) lane[l] += lane[l + w];
+  return lane[0] + tail;
+}
+
+template <int W>
+WICK_INLINE void div_v(float* x, int64_t n, float d) {
+  using F = typename Vec<W>::F;
+  const F dv = F{} + d;
+  int64_t i = 0;
+  for (; i + W <= n; i += W) store(x + i, load<F>(x + i) / dv);
+  for (; i < n; ++i) x[i] /= d;
+}
+
 // ---- bf16 ------------------------------------------------------------------------------------
 // Round to nearest even on the dropped 16 bits (a carry into the exponent gives inf when due); NaN
 // keeps its top bits with the quiet bit set. As bf16::from_f32.
@@ -173,7 +228,10 @@ WICK_INLINE void bf16_to_f32_v(const uint16_t* in, float* out, int64_t n) {
     unary_f32<W>(in, out, n, [](const Vec<W>::F& x) __attribute__((always_inline)) { return act_v<W, Act::Gelu>(x); }); \
   }                                                                                                           \
   ATTR void f32_to_bf16_##suffix(const float* in, uint16_t* out, int64_t n) { f32_to_bf16_v<W>(in, out, n); } \
-  ATTR void bf16_to_f32_##suffix(const uint16_t* in, float* out, int64_t n) { bf16_to_f32_v<W>(in, out, n); }
+  ATTR void bf16_to_f32_##suffix(const uint16_t* in, float* out, int64_t n) { bf16_to_f32_v<W>(in, out, n); } \
+  ATTR float max_##suffix(const float* x, int64_t n) { return max_v<W>(x, n); }                              \
+  ATTR float sum16_##suffix(const float* x, int64_t n) { return sum16_v<W>(x, n); }                          \
+  ATTR void div_##suffix(float* x, int64_t n, float d) { div_v<W>(x, n, d); }
 
 WICK_SIMD_LEVEL(base, 4, )
 
@@ -185,7 +243,8 @@ void f16_to_f32_base(const uint16_t* in, float* out, int64_t n) {
 }
 
 constexpr Kernels kBase{f32_to_f16_base, f16_to_f32_base, f32_to_bf16_base, bf16_to_f32_base,
-                        exp_base,        sigmoid_base,    silu_base,        gelu_base};
+                        exp_base,        sigmoid_base,    silu_base,        gelu_base,
+                        max_base,        sum16_base,      div_base};
 
 #ifdef WICK_SIMD_X86
 #define WICK_AVX2 __attribute__((target("avx2,fma,f16c")))
@@ -223,9 +282,11 @@ WICK_AVX512 void f16_to_f32_avx512(const uint16_t* in, float* out, int64_t n) {
 }
 
 constexpr Kernels kAvx2{f32_to_f16_avx2, f16_to_f32_avx2, f32_to_bf16_avx2, bf16_to_f32_avx2,
-                        exp_avx2,        sigmoid_avx2,    silu_avx2,        gelu_avx2};
+                        exp_avx2,        sigmoid_avx2,    silu_avx2,        gelu_avx2,
+                        max_avx2,        sum16_avx2,      div_avx2};
 constexpr Kernels kAvx512{f32_to_f16_avx512, f16_to_f32_avx512, f32_to_bf16_avx512, bf16_to_f32_avx512,
-                          exp_avx512,        sigmoid_avx512,    silu_avx512,        gelu_avx512};
+                          exp_avx512,        sigmoid_avx512,    silu_avx512,        gelu_avx512,
+                          max_avx512,        sum16_avx512,      div_avx512};
 
 Isa detect() {
   __builtin_cpu_init();

@@ -42,6 +42,13 @@ struct Kernels {
   void (*sigmoid_f32)(const float* in, float* out, int64_t n);
   void (*silu_f32)(const float* in, float* out, int64_t n);
   void (*gelu_f32)(const float* in, float* out, int64_t n);
+  // Row helpers of softmax and the norms. max_f32: the largest value, NaN if any is NaN, -inf for
+  // n == 0 (the sign of a zero maximum may differ between levels). sum16_f32: the sum of n <= 2048
+  // values in 16 lanes (lane l adds elements l, l + 16, ...), the lanes added in halves (8, 4, 2,
+  // 1), then the tail, exactly as lane_sum's blocks in row_loop.h. div_f32: x[i] /= d in place.
+  float (*max_f32)(const float* x, int64_t n);
+  float (*sum16_f32)(const float* x, int64_t n);
+  void (*div_f32)(float* x, int64_t n, float d);
 };
 
 // The kernels of one level; throws wick::UnsupportedError above detected().
