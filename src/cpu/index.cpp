@@ -54,7 +54,16 @@ Ids validate_ids(const char* op, const TensorArg& ids, int64_t size, int dim) {
   dispatch_in<kIdTypes>(ids.dtype, [&]<class I>() {
     const I* p = ids.ptr<I>();
     const Collapsed<2> c = collapse<2>(ids.shape(), {&ids.layout.strides(), &flat.strides()});
-    for_each_row<2>(c, [&](const std::array<int64_t, 2>& off, int64_t len, const std::array<int64_t, 2>& st) {
+    for_each_chunk<2>(c, [&](const std::array<int64_t, 2>& off, int64_t len, const std::array<int64_t, 2>& st) {
+      if constexpr (!std::is_same_v<I, int64_t>) {
+      } else if (!copy && st[0] == 1) {
+        // i64 ids in place: a branch-free scan first (it vectorises); the loop below only runs on
+        // a chunk that holds a bad id, to find the first one.
+        const I* q = p + off[0];
+        bool any_bad = false;
+        for (int64_t j = 0; j < len; ++j) any_bad |= q[j] < 0 || q[j] >= static_cast<I>(size);
+        if (!any_bad) return;
+      }
       for (int64_t j = 0; j < len; ++j) {
         const I v = p[off[0] + j * st[0]];
         const int64_t pos = off[1] + j * st[1];
@@ -68,7 +77,7 @@ Ids validate_ids(const char* op, const TensorArg& ids, int64_t size, int dim) {
           int64_t cur = first_bad.load();
           while (pos < cur && !first_bad.compare_exchange_weak(cur, pos)) {
           }
-          return;  // later ids of this row come after pos
+          return;  // later ids of this chunk come after pos
         }
         if (copy) out.buf[static_cast<size_t>(pos)] = static_cast<int64_t>(v);
       }
@@ -114,6 +123,8 @@ void gather_loop(const TensorArg& dst, const T* src, const Strides& src_strides,
       } else {
         for (int64_t j = 0; j < n; ++j) o[j * st[0]] = row[j * st[1]];
       }
+    } else if (st[0] == 1 && st[1] == 0 && st[2] == 1) {  // gather along the inner dim: one source row
+      for (int64_t j = 0; j < n; ++j) o[j] = s[id[j] * src_dim_stride];
     } else {
       for (int64_t j = 0; j < n; ++j) o[j * st[0]] = s[j * st[1] + id[j * st[2]] * src_dim_stride];
     }

@@ -93,17 +93,15 @@ void for_each_row(const Collapsed<N>& c, F&& row) {
 // Side of the square tiles of for_each_tile.
 inline constexpr int64_t kTile = 64;
 
-// Calls row(...) as for_each_chunk does, in kTile x kTile tiles of the two innermost dims, so that
-// an operand whose stride is 1 along the second-innermost dim (a transposed input; the output is
-// row-major) reads each cache line it loads kTile times before it is evicted.
-template <size_t N, class Row>
-void for_each_tile(const Collapsed<N>& c, Row&& row) {
+// Calls tile(offsets, i0, j0, ni, nj) for every kTile x kTile tile of the two innermost dims (in
+// parallel); offsets are the operands' offsets at the outer index of the tile, before the two
+// inner dims are applied.
+template <size_t N, class Tile>
+void for_each_tile_block(const Collapsed<N>& c, Tile&& tile) {
   const size_t rank = c.shape.size();
   const int64_t rows = c.shape[rank - 2], cols = c.shape[rank - 1];
   const int64_t tile_rows = (rows + kTile - 1) / kTile, tile_cols = (cols + kTile - 1) / kTile;
   const int64_t units = c.numel / (rows * cols) * tile_rows * tile_cols;
-  std::array<int64_t, N> st;
-  for (size_t k = 0; k < N; ++k) st[k] = c.strides[k][rank - 1];
   parallel_for(units, std::max<int64_t>(1, kGrain / (kTile * kTile)), [&](int64_t begin, int64_t end) {
     for (int64_t u = begin; u < end; ++u) {
       int64_t rest = u;
@@ -118,14 +116,36 @@ void for_each_tile(const Collapsed<N>& c, Row&& row) {
         for (size_t k = 0; k < N; ++k) off[k] += i * c.strides[k][d];
       }
       const int64_t i0 = tr * kTile, j0 = tc * kTile;
-      const int64_t ni = std::min(kTile, rows - i0), nj = std::min(kTile, cols - j0);
-      for (int64_t i = i0; i < i0 + ni; ++i) {
-        std::array<int64_t, N> o;
-        for (size_t k = 0; k < N; ++k) o[k] = off[k] + i * c.strides[k][rank - 2] + j0 * st[k];
-        row(o, nj, st);
-      }
+      tile(off, i0, j0, std::min(kTile, rows - i0), std::min(kTile, cols - j0));
     }
   });
+}
+
+// Calls row(...) as for_each_chunk does, in kTile x kTile tiles of the two innermost dims, so that
+// an operand whose stride is 1 along the second-innermost dim (a transposed input; the output is
+// row-major) reads each cache line it loads kTile times before it is evicted.
+template <size_t N, class Row>
+void for_each_tile(const Collapsed<N>& c, Row&& row) {
+  const size_t rank = c.shape.size();
+  std::array<int64_t, N> st;
+  for (size_t k = 0; k < N; ++k) st[k] = c.strides[k][rank - 1];
+  for_each_tile_block<N>(c, [&](const std::array<int64_t, N>& off, int64_t i0, int64_t j0, int64_t ni, int64_t nj) {
+    for (int64_t i = i0; i < i0 + ni; ++i) {
+      std::array<int64_t, N> o;
+      for (size_t k = 0; k < N; ++k) o[k] = off[k] + i * c.strides[k][rank - 2] + j0 * st[k];
+      row(o, nj, st);
+    }
+  });
+}
+
+// True when operand k of c is transposed against a row-major dst (operand 0): stride 1 along the
+// second-innermost dim, another stride along the innermost one.
+template <size_t N>
+bool transposed_operand(const Collapsed<N>& c, size_t k) {
+  const size_t rank = c.shape.size();
+  if (rank < 2 || c.shape[rank - 1] <= 1 || c.shape[rank - 2] <= 1) return false;
+  const int64_t s = c.strides[k][rank - 1];
+  return s != 0 && s != 1 && c.strides[k][rank - 2] == 1;
 }
 
 // Calls row(offsets, n, inner_strides) over chunks of at most kGrain elements of the innermost
@@ -134,12 +154,8 @@ template <size_t N, class Row>
 void for_each_chunk(const Collapsed<N>& c, Row&& row) {
   if (c.numel == 0) return;
   const size_t rank = c.shape.size();
-  if (rank >= 2 && c.shape[rank - 1] > 1 && c.shape[rank - 2] > 1) {
-    for (size_t k = 0; k < N; ++k) {
-      const int64_t s = c.strides[k][rank - 1];
-      if (s != 0 && s != 1 && c.strides[k][rank - 2] == 1) return for_each_tile<N>(c, row);
-    }
-  }
+  for (size_t k = 0; k < N; ++k)
+    if (transposed_operand(c, k)) return for_each_tile<N>(c, row);
   const int64_t inner = c.shape[rank - 1];
   const int64_t rows = c.numel / inner;
   const int64_t block = std::min<int64_t>(inner, kGrain);
@@ -196,10 +212,40 @@ using ArgFor = TensorArg;
 // dst[i] = f(src0[i], src1[i], ...) over dst's shape (the sources have that shape too), each
 // operand with its own layout. Out and In... are the element types, given explicitly:
 //   map<float, float, float>(add, dst, a, b);
+// One source transposed against a row-major dst (x.t().contiguous(), casts of such views): each
+// tile is read along the source's unit stride into a buffer, then written along dst's rows. Walking
+// the source across rows instead touches kTile lines a power-of-two stride apart, which share a
+// cache set (a 4096 x 4096 f32 transpose ran at a seventh of the copy bandwidth).
+template <class Out, class In, class F>
+void map_transposed(const F& f, const Collapsed<2>& c, Out* out, const In* in) {
+  const size_t rank = c.shape.size();
+  const int64_t dr = c.strides[0][rank - 2], dc = c.strides[0][rank - 1];
+  const int64_t sc = c.strides[1][rank - 1];  // the source's stride along dst's rows; 1 down its columns
+  for_each_tile_block<2>(c, [&](const std::array<int64_t, 2>& off, int64_t i0, int64_t j0, int64_t ni, int64_t nj) {
+    In buf[kTile][kTile + 1];  // buf[j][i] = source element (i0 + i, j0 + j); padded against set conflicts
+    for (int64_t j = 0; j < nj; ++j) {
+      const In* p = in + off[1] + i0 + (j0 + j) * sc;
+      for (int64_t i = 0; i < ni; ++i) buf[j][i] = p[i];
+    }
+    for (int64_t i = 0; i < ni; ++i) {
+      Out* q = out + off[0] + (i0 + i) * dr + j0 * dc;
+      if (dc == 1) {
+        for (int64_t j = 0; j < nj; ++j) q[j] = f(buf[j][i]);
+      } else {
+        for (int64_t j = 0; j < nj; ++j) q[j * dc] = f(buf[j][i]);
+      }
+    }
+  });
+}
+
 template <class Out, class... In, class F>
 void map(F&& f, const TensorArg& dst, const ArgFor<In>&... src) {
   constexpr size_t N = 1 + sizeof...(In);
   const Collapsed<N> c = collapse<N>(dst.shape(), {&dst.layout.strides(), &src.layout.strides()...});
+  if constexpr (N == 2) {
+    if (c.numel > 0 && transposed_operand(c, 1) && !transposed_operand(c, 0))
+      return map_transposed<Out, In...>(f, c, dst.ptr<Out>(), src.template ptr<In>()...);
+  }
   Out* const o = dst.ptr<Out>();
   const std::tuple<In*...> base{src.template ptr<In>()...};
   for_each_chunk<N>(c, [&](const std::array<int64_t, N>& off, int64_t n, const std::array<int64_t, N>& st) {
@@ -214,6 +260,8 @@ void map_vec(const Kernel& kernel, const F& scalar, const TensorArg& dst, const 
   const Collapsed<2> c = collapse<2>(dst.shape(), {&dst.layout.strides(), &src.layout.strides()});
   Out* const o = dst.ptr<Out>();
   const In* const in = src.ptr<In>();
+  if (c.numel > 0 && transposed_operand(c, 1) && !transposed_operand(c, 0))
+    return map_transposed<Out, In>(scalar, c, o, in);
   for_each_chunk<2>(c, [&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& st) {
     if (st[0] == 1 && st[1] == 1) {
       kernel(in + off[1], o + off[0], n);
