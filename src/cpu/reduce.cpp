@@ -11,11 +11,13 @@
 // reduced range is split too and the partial results are merged in order.
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "backend/reduce_math.h"
 #include "cpu/cpu_backend.h"
 #include "cpu/dispatch.h"
+#include "cpu/simd.h"
 #include "cpu/strided.h"
 
 namespace wick::cpu {
@@ -23,7 +25,7 @@ namespace {
 
 constexpr int kLanes = 16;
 constexpr int64_t kBlock = 2048;  // elements per pairwise leaf in a row sum
-constexpr int64_t kColW = 256;    // outputs per column-mode strip
+constexpr int64_t kColW = 1024;    // outputs per column-mode strip
 
 template <bool Unit, class T>
 inline T at(const T* p, int64_t i, int64_t s) {
@@ -50,6 +52,10 @@ struct SumKernel {
     Pairwise<Acc> pw;
     for (int64_t b = 0; b < n; b += kBlock) {
       const int64_t e = std::min(n, b + kBlock);
+      if constexpr (Unit && std::is_same_v<T, float>) {  // this block's sum, in the same order
+        pw.push(simd::kernels().sum16_f32(p + b, e - b), merge);
+        continue;
+      }
       Acc lane[kLanes] = {};
       int64_t i = b;
       for (; i + kLanes <= e; i += kLanes)
