@@ -243,6 +243,20 @@ TEST(CpuSimd, RowHelpers) {
     for (int w = 8; w > 0; w /= 2)
       for (int l = 0; l < w; ++l) lane[l] += lane[l + w];
     const float want_sum = lane[0] + tail;
+    float sq[16] = {};
+    int64_t q = 0;
+    for (; q + 16 <= n; q += 16)
+      for (int l = 0; l < 16; ++l) sq[l] += x[static_cast<size_t>(q + l)] * x[static_cast<size_t>(q + l)];
+    float sq_tail = 0;
+    for (; q < n; ++q) sq_tail += x[static_cast<size_t>(q)] * x[static_cast<size_t>(q)];
+    for (int w = 8; w > 0; w /= 2)
+      for (int l = 0; l < w; ++l) sq[l] += sq[l + w];
+    const float want_sumsq = sq[0] + sq_tail;
+    std::vector<float> wt(x.size()), bs(x.size());
+    for (size_t j = 0; j < x.size(); ++j) {
+      wt[j] = 0.5f + static_cast<float>(j % 7);
+      bs[j] = -1.0f + static_cast<float>(j % 5);
+    }
     float want_max = -std::numeric_limits<float>::infinity();
     for (float v : x) want_max = std::max(want_max, v);
     for (simd::Isa isa : levels()) {
@@ -253,6 +267,20 @@ TEST(CpuSimd, RowHelpers) {
       std::vector<float> y(x);
       k.div_f32(y.data(), n, 3.0f);
       for (size_t j = 0; j < y.size(); ++j) EXPECT_EQ(bits(y[j]), bits(x[j] / 3.0f));
+      EXPECT_EQ(bits(k.sumsq16_f32(x.data(), n)), bits(want_sumsq));
+      y = x;
+      k.add_f32(y.data(), n, -1.25f);
+      for (size_t j = 0; j < y.size(); ++j) EXPECT_EQ(bits(y[j]), bits(x[j] - 1.25f));
+      for (int mode = 0; mode < 3; ++mode) {  // scale only, scale and weight, scale weight and bias
+        y = x;
+        k.norm_f32(y.data(), n, 0.3f, mode > 0 ? wt.data() : nullptr, mode > 1 ? bs.data() : nullptr);
+        for (size_t j = 0; j < y.size(); ++j) {
+          float v = x[j] * 0.3f;
+          if (mode > 0) v = v * wt[j];
+          if (mode > 1) v = v + bs[j];
+          EXPECT_EQ(bits(y[j]), bits(v)) << "mode " << mode;
+        }
+      }
       if (n > 0) {
         std::vector<float> z(x);
         z[static_cast<size_t>(n / 2)] = std::numeric_limits<float>::quiet_NaN();

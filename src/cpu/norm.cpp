@@ -95,7 +95,11 @@ void CpuBackend::softmax(const TensorArg& src, const TensorArg& dst, bool log) {
         m = row_max(x, n);
       }
       // A row of -inf (or with +inf) gives NaN, as exp(-inf - -inf) does in every framework.
-      for (int64_t i = 0; i < n; ++i) x[i] -= m;
+      if constexpr (std::is_same_v<C, float>) {
+        simd::kernels().add_f32(x, n, -m);  // x + (-m) is x - m, exactly
+      } else {
+        for (int64_t i = 0; i < n; ++i) x[i] -= m;
+      }
       // exp of f32 rows through the vector kernel of simd.h.
       auto exp_row = [](const C* in, C* out, int64_t len) {
         if constexpr (std::is_same_v<C, float>) {
@@ -129,11 +133,10 @@ void CpuBackend::rms_norm(const TensorArg& x, const TensorArg& weight, const Ten
     const int64_t n = x.numel() == 0 ? 0 : x.layout.shape().back();
     const std::vector<C> w = load_param<T, C>(weight, n);
     normalise_rows<T, C>(x, dst, 3, [&](C* v, int64_t len) {
-      thread_local std::vector<C> sq;
-      sq.resize(static_cast<size_t>(len));
-      for (int64_t i = 0; i < len; ++i) sq[static_cast<size_t>(i)] = v[i] * v[i];
-      const C scale = rms_scale(lane_sum(sq.data(), len), len, eps);
-      if (w.empty()) {
+      const C scale = rms_scale(lane_sum<true>(v, len), len, eps);
+      if constexpr (std::is_same_v<C, float>) {
+        simd::kernels().norm_f32(v, len, scale, w.empty() ? nullptr : w.data(), nullptr);
+      } else if (w.empty()) {
         for (int64_t i = 0; i < len; ++i) v[i] *= scale;
       } else {
         for (int64_t i = 0; i < len; ++i) v[i] = v[i] * scale * w[static_cast<size_t>(i)];
@@ -152,11 +155,15 @@ void CpuBackend::layer_norm(const TensorArg& x, const TensorArg& weight, const T
     normalise_rows<T, C>(x, dst, 4, [&](C* v, int64_t len) {
       // Two passes (mean, then squared deviations): no cancellation when |mean| >> std.
       const C mean = lane_sum(v, len) / static_cast<C>(len);
+      if constexpr (std::is_same_v<C, float>) {
+        const simd::Kernels& k = simd::kernels();
+        k.add_f32(v, len, -mean);  // x + (-m) is x - m, exactly
+        const C inv = inv_std(lane_sum<true>(v, len) / static_cast<C>(len), eps);
+        k.norm_f32(v, len, inv, w.empty() ? nullptr : w.data(), b.empty() ? nullptr : b.data());
+        return;
+      }
       for (int64_t i = 0; i < len; ++i) v[i] -= mean;
-      thread_local std::vector<C> sq;
-      sq.resize(static_cast<size_t>(len));
-      for (int64_t i = 0; i < len; ++i) sq[static_cast<size_t>(i)] = v[i] * v[i];
-      const C inv = inv_std(lane_sum(sq.data(), len) / static_cast<C>(len), eps);
+      const C inv = inv_std(lane_sum<true>(v, len) / static_cast<C>(len), eps);
       for (int64_t i = 0; i < len; ++i) v[i] *= inv;
       if (!w.empty())
         for (int64_t i = 0; i < len; ++i) v[i] *= w[static_cast<size_t>(i)];

@@ -51,10 +51,10 @@ void for_each_last_dim_row(const Shape& shape, const std::array<const Strides*, 
   });
 }
 
-// Sum of n contiguous values in lanes, leaves of kBlock added pairwise (see Note [Reduction
-// accumulators] in backend/reduce_math.h). f32 blocks go to simd.h's sum16_f32, which adds in
-// the same order as the loop below.
-template <class C>
+// Sum of n contiguous values (Sq: of their squares, each rounded to C) in lanes, leaves of kBlock
+// added pairwise (see Note [Reduction accumulators] in backend/reduce_math.h). f32 blocks go to
+// simd.h's sum16_f32 / sumsq16_f32, which add in the same order as the loop below.
+template <bool Sq = false, class C>
 C lane_sum(const C* p, int64_t n) {
   constexpr int kL = 16;
   constexpr int64_t kBlock = 2048;
@@ -62,16 +62,17 @@ C lane_sum(const C* p, int64_t n) {
   auto add = [](C a, C b) { return a + b; };
   for (int64_t b = 0; b < n; b += kBlock) {
     const int64_t e = std::min(n, b + kBlock);
-    if constexpr (std::is_same_v<C, float>) {  // the same sum, in the widest vectors at hand
-      pw.push(simd::kernels().sum16_f32(p + b, e - b), add);
+    if constexpr (std::is_same_v<C, float>) {
+      const simd::Kernels& k = simd::kernels();
+      pw.push(Sq ? k.sumsq16_f32(p + b, e - b) : k.sum16_f32(p + b, e - b), add);
       continue;
     }
     C lane[kL] = {};
     int64_t i = b;
     for (; i + kL <= e; i += kL)
-      for (int l = 0; l < kL; ++l) lane[l] += p[i + l];
+      for (int l = 0; l < kL; ++l) lane[l] += Sq ? p[i + l] * p[i + l] : p[i + l];
     C tail = 0;
-    for (; i < e; ++i) tail += p[i];
+    for (; i < e; ++i) tail += Sq ? p[i] * p[i] : p[i];
     for (int w = kL / 2; w > 0; w /= 2)
       for (int l = 0; l < w; ++l) lane[l] += lane[l + w];
     pw.push(lane[0] + tail, add);

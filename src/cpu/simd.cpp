@@ -150,22 +150,51 @@ WICK_INLINE float max_v(const float* x, int64_t n) {
   return any_nan ? __builtin_nanf("") : r;
 }
 
-// 16 lanes as 16 / W vectors, so that every width adds in the same order.
-template <int W>
+// 16 lanes as 16 / W vectors, so that every width adds in the same order; Sq adds squares.
+template <int W, bool Sq>
 WICK_INLINE float sum16_v(const float* x, int64_t n) {
   using F = typename Vec<W>::F;
   constexpr int kV = 16 / W;
   F acc[kV] = {};
   int64_t i = 0;
   for (; i + 16 <= n; i += 16)
-    for (int v = 0; v < kV; ++v) acc[v] += load<F>(x + i + v * W);
+    for (int v = 0; v < kV; ++v) {
+      const F e = load<F>(x + i + v * W);
+      acc[v] += Sq ? e * e : e;
+    }
   float lane[16];
   for (int v = 0; v < kV; ++v) store(lane + v * W, acc[v]);
   float tail = 0;
-  for (; i < n; ++i) tail += x[i];
+  for (; i < n; ++i) tail += Sq ? x[i] * x[i] : x[i];
   for (int w = 8; w > 0; w /= 2)
     for (int l = 0; l < w; ++l) lane[l] += lane[l + w];
   return lane[0] + tail;
+}
+
+template <int W>
+WICK_INLINE void add_v(float* x, int64_t n, float a) {
+  using F = typename Vec<W>::F;
+  int64_t i = 0;
+  for (; i + W <= n; i += W) store(x + i, load<F>(x + i) + a);
+  for (; i < n; ++i) x[i] += a;
+}
+
+template <int W>
+WICK_INLINE void norm_v(float* x, int64_t n, float s, const float* w, const float* b) {
+  using F = typename Vec<W>::F;
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    F v = load<F>(x + i) * s;
+    if (w) v = v * load<F>(w + i);
+    if (b) v = v + load<F>(b + i);
+    store(x + i, v);
+  }
+  for (; i < n; ++i) {
+    float v = x[i] * s;
+    if (w) v = v * w[i];
+    if (b) v = v + b[i];
+    x[i] = v;
+  }
 }
 
 template <int W>
@@ -230,8 +259,11 @@ WICK_INLINE void bf16_to_f32_v(const uint16_t* in, float* out, int64_t n) {
   ATTR void f32_to_bf16_##suffix(const float* in, uint16_t* out, int64_t n) { f32_to_bf16_v<W>(in, out, n); } \
   ATTR void bf16_to_f32_##suffix(const uint16_t* in, float* out, int64_t n) { bf16_to_f32_v<W>(in, out, n); } \
   ATTR float max_##suffix(const float* x, int64_t n) { return max_v<W>(x, n); }                              \
-  ATTR float sum16_##suffix(const float* x, int64_t n) { return sum16_v<W>(x, n); }                          \
-  ATTR void div_##suffix(float* x, int64_t n, float d) { div_v<W>(x, n, d); }
+  ATTR float sum16_##suffix(const float* x, int64_t n) { return sum16_v<W, false>(x, n); }                   \
+  ATTR void div_##suffix(float* x, int64_t n, float d) { div_v<W>(x, n, d); }                                \
+  ATTR float sumsq16_##suffix(const float* x, int64_t n) { return sum16_v<W, true>(x, n); }                  \
+  ATTR void add_##suffix(float* x, int64_t n, float a) { add_v<W>(x, n, a); }                                \
+  ATTR void norm_##suffix(float* x, int64_t n, float s, const float* w, const float* b) { norm_v<W>(x, n, s, w, b); }
 
 WICK_SIMD_LEVEL(base, 4, )
 
@@ -244,7 +276,8 @@ void f16_to_f32_base(const uint16_t* in, float* out, int64_t n) {
 
 constexpr Kernels kBase{f32_to_f16_base, f16_to_f32_base, f32_to_bf16_base, bf16_to_f32_base,
                         exp_base,        sigmoid_base,    silu_base,        gelu_base,
-                        max_base,        sum16_base,      div_base};
+                        max_base,        sum16_base,      div_base,
+                        sumsq16_base,    add_base,        norm_base};
 
 #ifdef WICK_SIMD_X86
 #define WICK_AVX2 __attribute__((target("avx2,fma,f16c")))
@@ -283,10 +316,12 @@ WICK_AVX512 void f16_to_f32_avx512(const uint16_t* in, float* out, int64_t n) {
 
 constexpr Kernels kAvx2{f32_to_f16_avx2, f16_to_f32_avx2, f32_to_bf16_avx2, bf16_to_f32_avx2,
                         exp_avx2,        sigmoid_avx2,    silu_avx2,        gelu_avx2,
-                        max_avx2,        sum16_avx2,      div_avx2};
+                        max_avx2,        sum16_avx2,      div_avx2,
+                        sumsq16_avx2,    add_avx2,        norm_avx2};
 constexpr Kernels kAvx512{f32_to_f16_avx512, f16_to_f32_avx512, f32_to_bf16_avx512, bf16_to_f32_avx512,
                           exp_avx512,        sigmoid_avx512,    silu_avx512,        gelu_avx512,
-                          max_avx512,        sum16_avx512,      div_avx512};
+                          max_avx512,        sum16_avx512,      div_avx512,
+                          sumsq16_avx512,    add_avx512,        norm_avx512};
 
 Isa detect() {
   __builtin_cpu_init();

@@ -49,6 +49,12 @@ struct Kernels {
   float (*max_f32)(const float* x, int64_t n);
   float (*sum16_f32)(const float* x, int64_t n);
   void (*div_f32)(float* x, int64_t n, float d);
+  // Rows of the norms, in place. sumsq16_f32: as sum16_f32 over the squares x[i] * x[i] (each
+  // rounded to f32). add_f32: x[i] += a. norm_f32: x[i] = x[i] * s, then * w[i] and + b[i] where
+  // w / b are not null, each step rounded (no FMA), as the scalar loops of norm.cpp.
+  float (*sumsq16_f32)(const float* x, int64_t n);
+  void (*add_f32)(float* x, int64_t n, float a);
+  void (*norm_f32)(float* x, int64_t n, float s, const float* w, const float* b);
 };
 
 // The kernels of one level; throws wick::UnsupportedError above detected().
