@@ -5,8 +5,8 @@
 #include <cstring>
 #include <fstream>
 #include <new>
-#include <string>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <unordered_map>
 
@@ -109,6 +109,8 @@ void* CpuBackend::raw_alloc(int64_t nbytes) {
   if (static_cast<size_t>(nbytes) < kHugeMin) {
     // 64-byte alignment for vector loads; size rounded up as aligned_alloc requires.
     const size_t n = (static_cast<size_t>(nbytes) + 63) & ~size_t{63};
+    if (void* p = std::aligned_alloc(64, n)) return p;
+    empty_cache();  // out of memory: give the cached blocks back and try once more
     if (void* p = std::aligned_alloc(64, n)) return p;
   } else {
     const size_t n = (static_cast<size_t>(nbytes) + kHugePage - 1) & ~(kHugePage - 1);

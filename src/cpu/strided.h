@@ -209,9 +209,6 @@ inline void map_row(F& f, Out* out, const std::tuple<In*...>& base, const std::a
 template <class T>
 using ArgFor = TensorArg;
 
-// dst[i] = f(src0[i], src1[i], ...) over dst's shape (the sources have that shape too), each
-// operand with its own layout. Out and In... are the element types, given explicitly:
-//   map<float, float, float>(add, dst, a, b);
 // One source transposed against a row-major dst (x.t().contiguous(), casts of such views): each
 // tile is read along the source's unit stride into a buffer, then written along dst's rows. Walking
 // the source across rows instead touches kTile lines a power-of-two stride apart, which share a
@@ -238,6 +235,9 @@ void map_transposed(const F& f, const Collapsed<2>& c, Out* out, const In* in) {
   });
 }
 
+// dst[i] = f(src0[i], src1[i], ...) over dst's shape (the sources have that shape too), each
+// operand with its own layout. Out and In... are the element types, given explicitly:
+//   map<float, float, float>(add, dst, a, b);
 template <class Out, class... In, class F>
 void map(F&& f, const TensorArg& dst, const ArgFor<In>&... src) {
   constexpr size_t N = 1 + sizeof...(In);
