@@ -1,21 +1,69 @@
 // CPU binary elementwise ops, comparisons and where_cond. The math is in
 // backend/elementwise_math.h; the loops in cpu/elementwise_loops.h.
+#include <algorithm>
 #include <string>
+#include <type_traits>
 
 #include "backend/elementwise_math.h"
 #include "cpu/cpu_backend.h"
 #include "cpu/dispatch.h"
 #include "cpu/elementwise_loops.h"
+#include "cpu/simd.h"
 
 namespace wick::cpu {
 
 namespace {
+
+// bf16 / f16 arithmetic: where the output and each operand have unit stride or are a broadcast
+// scalar along the chunk, blocks are widened to f32 and rounded back with the vector converters
+// of simd.h; elsewhere element by element. The same f32 math and rounding as the scalar path.
+template <class T, class F>
+void arith16(const TensorArg& a, const TensorArg& b, const TensorArg& dst) {
+  const Collapsed<3> c =
+      collapse<3>(dst.shape(), {&dst.layout.strides(), &a.layout.strides(), &b.layout.strides()});
+  const auto widen = simd::converter<float, T>();
+  const auto narrow = simd::converter<T, float>();
+  T* const out = dst.ptr<T>();
+  const T* const pa = a.ptr<T>();
+  const T* const pb = b.ptr<T>();
+  for_each_chunk<3>(c, [&](const std::array<int64_t, 3>& off, int64_t n, const std::array<int64_t, 3>& st) {
+    T* o = out + off[0];
+    const T* x = pa + off[1];
+    const T* y = pb + off[2];
+    if (st[0] != 1 || st[1] > 1 || st[2] > 1 || st[1] < 0 || st[2] < 0) {
+      for (int64_t j = 0; j < n; ++j)
+        o[j * st[0]] = convert<T>(static_cast<float>(F{}(static_cast<float>(x[j * st[1]]), static_cast<float>(y[j * st[2]]))));
+      return;
+    }
+    constexpr int64_t kBlock = 512;
+    float fx[kBlock], fy[kBlock];
+    const float sx = static_cast<float>(x[0]), sy = static_cast<float>(y[0]);
+    for (int64_t i = 0; i < n; i += kBlock) {
+      const int64_t m = std::min(kBlock, n - i);
+      if (st[1] == 1) widen(x + i, fx, m);
+      if (st[2] == 1) widen(y + i, fy, m);
+      if (st[1] == 1 && st[2] == 1) {
+        for (int64_t j = 0; j < m; ++j) fx[j] = static_cast<float>(F{}(fx[j], fy[j]));
+      } else if (st[1] == 1) {
+        for (int64_t j = 0; j < m; ++j) fx[j] = static_cast<float>(F{}(fx[j], sy));
+      } else if (st[2] == 1) {
+        for (int64_t j = 0; j < m; ++j) fx[j] = static_cast<float>(F{}(sx, fy[j]));
+      } else {
+        for (int64_t j = 0; j < m; ++j) fx[j] = static_cast<float>(F{}(sx, sy));
+      }
+      narrow(fx, o + i, m);
+    }
+  });
+}
 
 // Arithmetic: in the compute type, rounded once to T.
 template <uint32_t Mask, class F>
 void arith(Op op, const TensorArg& a, const TensorArg& b, const TensorArg& dst) {
   dispatch_in<Mask>(a.dtype, [&]<class T>() {
     using C = compute_t<T>;
+    if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
+      return arith16<T, F>(a, b, dst);
+    }
     ew_loops::binary<T, T>([](T v) { return convert<C>(v); },
                            [](C x, C y) { return convert<T>(static_cast<C>(F{}(x, y))); }, a, b, dst);
   }, std::string(op_name(op)).c_str());
