@@ -213,7 +213,7 @@ template <int W>
 WICK_INLINE void f32_to_bf16_v(const float* in, uint16_t* out, int64_t n) {
   using U = typename Vec<W>::U;
   using H = typename Vec<W>::H;
-  auto cvt = [](U u) {
+  auto cvt = [](const U& u) {
     const U r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
     const U q = (u >> 16) | 0x40u;
     return __builtin_convertvector((u & 0x7fffffffu) > 0x7f800000u ? q : r, H);
