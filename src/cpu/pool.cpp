@@ -3,6 +3,7 @@
 // any layout (transposed, narrowed, broadcast) needs no copy. upsample_nearest1d runs as the 2-d
 // kernel with a height of 1.
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "backend/conv_math.h"
@@ -70,6 +71,37 @@ void avg_pool_typed(const TensorArg& src, const TensorArg& dst, const Pool2dPara
   });
 }
 
+// The max of a K x K window with no padding in it, in the generic loop's order (the same result):
+// a compile-time K unrolls the common 2x2 and 3x3 windows.
+template <int K, class T, class A>
+inline T window_max(const T* p, int64_t sh, int64_t sw) {
+  if constexpr (std::is_same_v<T, A> && std::is_floating_point_v<T>) {
+    // maxss-style selects and a NaN flag: no branch per element (random data mispredicts half
+    // of them); a window with a NaN goes through the loop below, which returns its first NaN.
+    T m = p[0];
+    bool nan = false;
+    for (int ih = 0; ih < K; ++ih)
+      for (int iw = 0; iw < K; ++iw) {
+        const T v = p[ih * sh + iw * sw];
+        nan |= v != v;
+        m = v > m ? v : m;
+      }
+    if (!nan) return m;
+  }
+  T best = p[0];
+  A best_v = convert<A>(best);
+  for (int ih = 0; ih < K; ++ih)
+    for (int iw = 0; iw < K; ++iw) {
+      const T v = p[ih * sh + iw * sw];
+      const A a = convert<A>(v);
+      if (convmath::max_pool_takes(a, best_v)) {
+        best = v;
+        best_v = a;
+      }
+    }
+  return best;
+}
+
 // Every window holds at least one real element: the front end keeps padding <= kernel / 2.
 template <class T>
 void max_pool_typed(const TensorArg& src, const TensorArg& dst, const Pool2dParams& p) {
@@ -85,6 +117,12 @@ void max_pool_typed(const TensorArg& src, const TensorArg& dst, const Pool2dPara
       for (int64_t ow = 0; ow < y.w; ++ow) {
         const int64_t w0 = ow * p.stride[1] - p.padding[1];
         const int64_t ws = std::max<int64_t>(w0, 0), we = std::min(w0 + kw, x.w);
+        if (kh == kw && (kh == 2 || kh == 3) && hs == h0 && he == h0 + kh && ws == w0 && we == w0 + kw) {
+          const T* win = xp + xo + h0 * x.sh + w0 * x.sw;
+          yp[yo + oh * y.sh + ow * y.sw] =
+              kh == 2 ? window_max<2, T, A>(win, x.sh, x.sw) : window_max<3, T, A>(win, x.sh, x.sw);
+          continue;
+        }
         T best = xp[xo + hs * x.sh + ws * x.sw];
         A best_v = convert<A>(best);
         for (int64_t ih = hs; ih < he; ++ih)
