@@ -245,9 +245,8 @@ void CpuBackend::rand_normal(const TensorArg& dst, double mean, double std, Rand
 void CpuBackend::cast(const TensorArg& src, const TensorArg& dst) {
   dispatch(src.dtype, [&]<class S>() {
     dispatch(dst.dtype, [&]<class D>() {
-      const auto scalar = [](S v) { return convert<D>(v); };
-      if (const auto kernel = simd::converter<D, S>()) return map_vec<D, S>(kernel, scalar, dst, src);
-      map<D, S>(scalar, dst, src);
+      if (const auto kernel = simd::converter<D, S>()) return map_vec<D, S>(kernel, dst, src);
+      map<D, S>([](S v) { return convert<D>(v); }, dst, src);
     });
   });
 }

@@ -71,14 +71,13 @@ VecFn vector_kernel(Op op) {
   }
 }
 
-// f32 / bf16 / f16 through a vector kernel on unit-stride chunks (the 16-bit floats widened to
-// f32 a block at a time, and rounded once on the way back), through the scalar functor F
-// elsewhere. Returns false for other dtypes.
-template <class F>
+// f32 / bf16 / f16 through a vector kernel (the 16-bit floats widened to f32 a block at a time,
+// and rounded once on the way back), on every layout: the kernel's results, not the scalar
+// functor's, whatever the strides. Returns false for other dtypes.
 bool vector_unary(VecFn fn, const TensorArg& src, const TensorArg& dst) {
   return dispatch_in<kFloatTypes>(src.dtype, [&]<class T>() {
     if constexpr (std::is_same_v<T, float>) {
-      map_vec<T, T>(fn, [](T v) { return F{}(v); }, dst, src);
+      map_vec<T, T>(fn, dst, src);
       return true;
     } else if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
       const auto widen = simd::converter<float, T>();
@@ -92,7 +91,7 @@ bool vector_unary(VecFn fn, const TensorArg& src, const TensorArg& dst) {
           fn(buf, buf, m);
           narrow(buf, out + i, m);
         }
-      }, [](T v) { return convert<T>(F{}(static_cast<float>(v))); }, dst, src);
+      }, dst, src);
       return true;
     } else {
       return false;
@@ -120,7 +119,7 @@ void CpuBackend::unary(Op op, double p0, double p1, const TensorArg& src, const 
         apply<T>(ew::Elu<C>{static_cast<C>(p0)}, src, dst);
       }, "elu");
     case Op::Exp:
-      if (vector_unary<ew::Exp>(vector_kernel(op), src, dst)) return;
+      if (vector_unary(vector_kernel(op), src, dst)) return;
       return run<kFloatTypes, ew::Exp>(op, src, dst);
     case Op::Log:
       return run<kFloatTypes, ew::Log>(op, src, dst);
@@ -151,17 +150,17 @@ void CpuBackend::unary(Op op, double p0, double p1, const TensorArg& src, const 
     case Op::Relu:
       return run<kAllTypes, ew::Relu>(op, src, dst);
     case Op::Gelu:
-      if (vector_unary<ew::Gelu>(vector_kernel(op), src, dst)) return;
+      if (vector_unary(vector_kernel(op), src, dst)) return;
       return run<kFloatTypes, ew::Gelu>(op, src, dst);
     case Op::GeluErf:
       return run<kFloatTypes, ew::GeluErf>(op, src, dst);
     case Op::Erf:
       return run<kFloatTypes, ew::Erf>(op, src, dst);
     case Op::Silu:
-      if (vector_unary<ew::Silu>(vector_kernel(op), src, dst)) return;
+      if (vector_unary(vector_kernel(op), src, dst)) return;
       return run<kFloatTypes, ew::Silu>(op, src, dst);
     case Op::Sigmoid:
-      if (vector_unary<ew::Sigmoid>(vector_kernel(op), src, dst)) return;
+      if (vector_unary(vector_kernel(op), src, dst)) return;
       return run<kFloatTypes, ew::Sigmoid>(op, src, dst);
     default:
       break;

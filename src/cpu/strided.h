@@ -210,28 +210,22 @@ template <class T>
 using ArgFor = TensorArg;
 
 // One source transposed against a row-major dst (x.t().contiguous(), casts of such views): each
-// tile is read along the source's unit stride into a buffer, then written along dst's rows. Walking
-// the source across rows instead touches kTile lines a power-of-two stride apart, which share a
-// cache set (a 4096 x 4096 f32 transpose ran at a seventh of the copy bandwidth).
-template <class Out, class In, class F>
-void map_transposed(const F& f, const Collapsed<2>& c, Out* out, const In* in) {
+// tile is read along the source's unit stride into a buffer in dst's order, then each dst row is
+// written by emit(buffer_row, dst_row, n, dst_stride). Walking the source across rows instead
+// touches kTile lines a power-of-two stride apart, which share a cache set (a 4096 x 4096 f32
+// transpose ran at a seventh of the copy bandwidth).
+template <class Out, class In, class Emit>
+void map_transposed(const Emit& emit, const Collapsed<2>& c, Out* out, const In* in) {
   const size_t rank = c.shape.size();
   const int64_t dr = c.strides[0][rank - 2], dc = c.strides[0][rank - 1];
   const int64_t sc = c.strides[1][rank - 1];  // the source's stride along dst's rows; 1 down its columns
   for_each_tile_block<2>(c, [&](const std::array<int64_t, 2>& off, int64_t i0, int64_t j0, int64_t ni, int64_t nj) {
-    In buf[kTile][kTile + 1];  // buf[j][i] = source element (i0 + i, j0 + j); padded against set conflicts
+    In buf[kTile][kTile + 1];  // buf[i][j] = source element (i0 + i, j0 + j); padded against set conflicts
     for (int64_t j = 0; j < nj; ++j) {
       const In* p = in + off[1] + i0 + (j0 + j) * sc;
-      for (int64_t i = 0; i < ni; ++i) buf[j][i] = p[i];
+      for (int64_t i = 0; i < ni; ++i) buf[i][j] = p[i];
     }
-    for (int64_t i = 0; i < ni; ++i) {
-      Out* q = out + off[0] + (i0 + i) * dr + j0 * dc;
-      if (dc == 1) {
-        for (int64_t j = 0; j < nj; ++j) q[j] = f(buf[j][i]);
-      } else {
-        for (int64_t j = 0; j < nj; ++j) q[j * dc] = f(buf[j][i]);
-      }
-    }
+    for (int64_t i = 0; i < ni; ++i) emit(buf[i], out + off[0] + (i0 + i) * dr + j0 * dc, nj, dc);
   });
 }
 
@@ -243,8 +237,16 @@ void map(F&& f, const TensorArg& dst, const ArgFor<In>&... src) {
   constexpr size_t N = 1 + sizeof...(In);
   const Collapsed<N> c = collapse<N>(dst.shape(), {&dst.layout.strides(), &src.layout.strides()...});
   if constexpr (N == 2) {
-    if (c.numel > 0 && transposed_operand(c, 1) && !transposed_operand(c, 0))
-      return map_transposed<Out, In...>(f, c, dst.ptr<Out>(), src.template ptr<In>()...);
+    if (c.numel > 0 && transposed_operand(c, 1) && !transposed_operand(c, 0)) {
+      const auto emit = [&f](const auto* b, Out* q, int64_t n, int64_t dq) {
+        if (dq == 1) {
+          for (int64_t j = 0; j < n; ++j) q[j] = f(b[j]);
+        } else {
+          for (int64_t j = 0; j < n; ++j) q[j * dq] = f(b[j]);
+        }
+      };
+      return map_transposed<Out, In...>(emit, c, dst.ptr<Out>(), src.template ptr<In>()...);
+    }
   }
   Out* const o = dst.ptr<Out>();
   const std::tuple<In*...> base{src.template ptr<In>()...};
@@ -253,20 +255,33 @@ void map(F&& f, const TensorArg& dst, const ArgFor<In>&... src) {
   });
 }
 
-// map<Out, In>(scalar, dst, src) with a vector kernel for the chunks where both operands have unit
-// stride: kernel(const In* in, Out* out, n) must compute what scalar does, element by element.
-template <class Out, class In, class Kernel, class F>
-void map_vec(const Kernel& kernel, const F& scalar, const TensorArg& dst, const TensorArg& src) {
+// dst = kernel(src) elementwise, kernel(const In* in, Out* out, n) working on contiguous arrays.
+// Every element goes through the kernel, whatever the layouts (strided and transposed operands
+// are staged through small buffers), so results never depend on strides.
+template <class Out, class In, class Kernel>
+void map_vec(const Kernel& kernel, const TensorArg& dst, const TensorArg& src) {
   const Collapsed<2> c = collapse<2>(dst.shape(), {&dst.layout.strides(), &src.layout.strides()});
   Out* const o = dst.ptr<Out>();
   const In* const in = src.ptr<In>();
-  if (c.numel > 0 && transposed_operand(c, 1) && !transposed_operand(c, 0))
-    return map_transposed<Out, In>(scalar, c, o, in);
+  if (c.numel > 0 && transposed_operand(c, 1) && !transposed_operand(c, 0)) {
+    const auto emit = [&kernel](const In* b, Out* q, int64_t n, int64_t dq) {
+      if (dq == 1) return kernel(b, q, n);
+      Out t[kTile];
+      kernel(b, t, n);
+      for (int64_t j = 0; j < n; ++j) q[j * dq] = t[j];
+    };
+    return map_transposed<Out, In>(emit, c, o, in);
+  }
   for_each_chunk<2>(c, [&](const std::array<int64_t, 2>& off, int64_t n, const std::array<int64_t, 2>& st) {
-    if (st[0] == 1 && st[1] == 1) {
-      kernel(in + off[1], o + off[0], n);
-    } else {
-      for (int64_t j = 0; j < n; ++j) o[off[0] + j * st[0]] = scalar(in[off[1] + j * st[1]]);
+    if (st[0] == 1 && st[1] == 1) return kernel(in + off[1], o + off[0], n);
+    constexpr int64_t kStage = 256;
+    In ib[kStage];
+    Out ob[kStage];
+    for (int64_t i = 0; i < n; i += kStage) {
+      const int64_t m = std::min(kStage, n - i);
+      for (int64_t j = 0; j < m; ++j) ib[j] = in[off[1] + (i + j) * st[1]];
+      kernel(ib, ob, m);
+      for (int64_t j = 0; j < m; ++j) o[off[0] + (i + j) * st[0]] = ob[j];
     }
   });
 }
