@@ -70,14 +70,14 @@ void scan_row(const T* in, int64_t ss, T* out, int64_t ds, int64_t n) {
   // Segments a power-of-two apart would read and write lines of one cache set; 17 fewer elements
   // each keeps them apart (the rest goes to the tail loop).
   const int64_t len = n / kSeg - 17;
-  if (len < 64) {
-    Acc acc = 0;
-    for (int64_t i = 0; i < n; ++i) {
+  // One running sum from `acc` over elements [b, n).
+  const auto sequential = [&](int64_t b, Acc acc) {
+    for (int64_t i = b; i < n; ++i) {
       acc += sum_load<Acc>(in[i * ss]);
       out[i * ds] = sum_store<T>(acc);
     }
-    return;
-  }
+  };
+  if (len < 64) return sequential(0, Acc(0));
   Acc base[kSeg] = {};  // segment totals, then each segment's starting sum
   for (int64_t i = 0; i < len; ++i)
     for (int k = 0; k < kSeg; ++k) base[k] += sum_load<Acc>(in[(k * len + i) * ss]);
@@ -93,11 +93,7 @@ void scan_row(const T* in, int64_t ss, T* out, int64_t ds, int64_t n) {
       base[k] += sum_load<Acc>(in[j * ss]);
       out[j * ds] = sum_store<T>(base[k]);
     }
-  Acc acc = run;  // the elements past kSeg * len
-  for (int64_t j = kSeg * len; j < n; ++j) {
-    acc += sum_load<Acc>(in[j * ss]);
-    out[j * ds] = sum_store<T>(acc);
-  }
+  sequential(kSeg * len, run);  // the elements past the segments
 }
 
 template <class V>

@@ -53,22 +53,23 @@ Collapsed<N> collapse(const Shape& shape, const std::array<const Strides*, N>& s
   return c;
 }
 
-// Calls row(offsets, n, inner_strides) for every innermost row of the collapsed iteration space;
-// offsets are element offsets relative to each operand's base (layout offset not included).
-// Rows are split across threads.
-template <size_t N, class F>
-void for_each_row(const Collapsed<N>& c, F&& row) {
-  if (c.numel == 0) return;
+// Calls row(offsets, n, inner_strides) over the innermost rows cut into pieces of at most `block`
+// elements, the pieces split across threads; offsets are element offsets relative to each
+// operand's base (layout offset not included). c must not be empty.
+template <size_t N, class Row>
+void for_each_piece(const Collapsed<N>& c, int64_t block, Row&& row) {
   const size_t rank = c.shape.size();
   const int64_t inner = c.shape[rank - 1];
   const int64_t rows = c.numel / inner;
-  std::array<int64_t, N> inner_strides;
-  for (size_t k = 0; k < N; ++k) inner_strides[k] = c.strides[k][rank - 1];
-  const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(inner, 1));
-  parallel_for(rows, grain, [&](int64_t begin, int64_t end) {
-    // multi-index of row `begin` over the outer dims
+  const int64_t per_row = (inner + block - 1) / block;
+  std::array<int64_t, N> st;
+  for (size_t k = 0; k < N; ++k) st[k] = c.strides[k][rank - 1];
+  const int64_t grain = std::max<int64_t>(1, kGrain / block);
+  parallel_for(rows * per_row, grain, [&](int64_t begin, int64_t end) {
+    // multi-index of the first row over the outer dims, and the operands' offsets there
     std::vector<int64_t> idx(rank, 0);
-    int64_t r = begin;
+    int64_t r = begin / per_row;
+    int64_t blk = begin % per_row;
     for (size_t d = rank - 1; d-- > 0;) {
       idx[d] = r % c.shape[d];
       r /= c.shape[d];
@@ -76,9 +77,13 @@ void for_each_row(const Collapsed<N>& c, F&& row) {
     std::array<int64_t, N> off{};
     for (size_t k = 0; k < N; ++k)
       for (size_t d = 0; d + 1 < rank; ++d) off[k] += idx[d] * c.strides[k][d];
-    for (int64_t row_i = begin; row_i < end; ++row_i) {
-      row(off, inner, inner_strides);
-      // advance the outer multi-index by one
+    for (int64_t u = begin; u < end; ++u) {
+      const int64_t j0 = blk * block;
+      std::array<int64_t, N> o;
+      for (size_t k = 0; k < N; ++k) o[k] = off[k] + j0 * st[k];
+      row(o, std::min(block, inner - j0), st);
+      if (++blk < per_row) continue;
+      blk = 0;
       for (size_t d = rank - 1; d-- > 0;) {
         ++idx[d];
         for (size_t k = 0; k < N; ++k) off[k] += c.strides[k][d];
@@ -88,6 +93,14 @@ void for_each_row(const Collapsed<N>& c, F&& row) {
       }
     }
   });
+}
+
+// Calls row(offsets, n, inner_strides) for every whole innermost row of the collapsed iteration
+// space, the rows split across threads.
+template <size_t N, class F>
+void for_each_row(const Collapsed<N>& c, F&& row) {
+  if (c.numel == 0) return;
+  for_each_piece<N>(c, c.shape.back(), row);
 }
 
 // Side of the square tiles of for_each_tile.
@@ -153,44 +166,9 @@ bool transposed_operand(const Collapsed<N>& c, size_t k) {
 template <size_t N, class Row>
 void for_each_chunk(const Collapsed<N>& c, Row&& row) {
   if (c.numel == 0) return;
-  const size_t rank = c.shape.size();
   for (size_t k = 0; k < N; ++k)
     if (transposed_operand(c, k)) return for_each_tile<N>(c, row);
-  const int64_t inner = c.shape[rank - 1];
-  const int64_t rows = c.numel / inner;
-  const int64_t block = std::min<int64_t>(inner, kGrain);
-  const int64_t per_row = (inner + block - 1) / block;
-  std::array<int64_t, N> st;
-  for (size_t k = 0; k < N; ++k) st[k] = c.strides[k][rank - 1];
-  const int64_t grain = std::max<int64_t>(1, kGrain / block);
-  parallel_for(rows * per_row, grain, [&](int64_t begin, int64_t end) {
-    // multi-index of the first row over the outer dims, and the operands' offsets there
-    std::vector<int64_t> idx(rank, 0);
-    int64_t r = begin / per_row;
-    int64_t blk = begin % per_row;
-    for (size_t d = rank - 1; d-- > 0;) {
-      idx[d] = r % c.shape[d];
-      r /= c.shape[d];
-    }
-    std::array<int64_t, N> off{};
-    for (size_t k = 0; k < N; ++k)
-      for (size_t d = 0; d + 1 < rank; ++d) off[k] += idx[d] * c.strides[k][d];
-    for (int64_t u = begin; u < end; ++u) {
-      const int64_t j0 = blk * block;
-      std::array<int64_t, N> o;
-      for (size_t k = 0; k < N; ++k) o[k] = off[k] + j0 * st[k];
-      row(o, std::min(block, inner - j0), st);
-      if (++blk < per_row) continue;
-      blk = 0;
-      for (size_t d = rank - 1; d-- > 0;) {
-        ++idx[d];
-        for (size_t k = 0; k < N; ++k) off[k] += c.strides[k][d];
-        if (idx[d] < c.shape[d]) break;
-        for (size_t k = 0; k < N; ++k) off[k] -= c.strides[k][d] * c.shape[d];
-        idx[d] = 0;
-      }
-    }
-  });
+  for_each_piece<N>(c, std::min<int64_t>(c.shape.back(), kGrain), row);
 }
 
 namespace detail {
