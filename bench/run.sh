@@ -2,10 +2,11 @@
 # Builds wick if needed (Release, Ninja), runs `wick bench --json` and bench/peers/torch_bench.py on
 # the same device and shapes, and prints one markdown table (bench/peers/compare.py).
 #
-# usage: bench/run.sh [--cuda] [--build-dir DIR] [--out FILE] [--no-torch] [bench options]
+# usage: bench/run.sh [--cuda] [--build-dir DIR] [--no-build] [--out FILE] [--no-torch] [bench options]
 #   bench options (given to both): --device D  --op NAME (repeatable)  --reps N
 #                                  --quick | --cpu-shapes | --gpu-shapes  --bw GBS
 #   --cuda        configure with -DWICK_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 (or WICK_CUDA=1)
+#   --no-build    use DIR/wick as it is (a build made elsewhere, e.g. scripts/pack-prebuilt.sh)
 #   --out FILE    also write the table to FILE
 #   --no-torch    skip PyTorch (the table says so)
 # environment: WICK_BUILD_DIR (default: build), WICK_CMAKE_ARGS (more cmake -D options),
@@ -20,6 +21,7 @@ py=${PYTHON:-python3}
 cuda=${WICK_CUDA:-0}
 out=""
 use_torch=1
+build_it=1
 bench_args=()   # to wick bench as given
 torch_args=()   # to torch_bench.py: the same minus the device and shape flags, which follow wick's run
 
@@ -29,6 +31,7 @@ while [ $# -gt 0 ]; do
     --build-dir) build=$2; shift ;;
     --out) out=$2; shift ;;
     --no-torch) use_torch=0 ;;
+    --no-build) build_it=0 ;;
     --device) bench_args+=("$1" "$2"); shift ;;
     --op|--reps|--bw) bench_args+=("$1" "$2"); torch_args+=("$1" "$2"); shift ;;
     --quick|--cpu-shapes|--gpu-shapes) bench_args+=("$1") ;;
@@ -45,10 +48,12 @@ if [ "$cuda" = 1 ]; then cmake_args+=(-DWICK_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=
 if [ -n "${WICK_CMAKE_ARGS:-}" ]; then cmake_args+=(${WICK_CMAKE_ARGS}); fi
 generator=()
 if [ ! -f "$build/CMakeCache.txt" ]; then generator=(-G Ninja); fi
-{
-  cmake -S "$root" -B "$build" "${generator[@]}" "${cmake_args[@]}" >/dev/null
-  ninja -C "$build" ${WICK_JOBS:+-j "$WICK_JOBS"} wick_tool
-} >&2
+if [ "$build_it" = 1 ]; then
+  {
+    cmake -S "$root" -B "$build" "${generator[@]}" "${cmake_args[@]}" >/dev/null
+    ninja -C "$build" ${WICK_JOBS:+-j "$WICK_JOBS"} wick_tool
+  } >&2
+fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
-# The whole GPU run for the lent H100 machine (nvcc, cmake, ninja, 16 cores): configure and build
-# the CUDA backend, run the tests, `wick devices`, `wick check --device cuda`, and (if present)
-# compute-sanitizer memcheck over the GPU tests (MEMCHECK=0 skips it). Every log goes to $OUT (./gpu-out if unset).
-# Keeps going after a failing step and exits non-zero if any step failed. About 5-8 minutes.
+# The whole GPU run for the lent H100 machine (nvcc, cmake, ninja, 16 cores): build the CUDA backend
+# (or unpack one built elsewhere), run the tests, `wick devices`, `wick check --device cuda`,
+# optionally the benchmark against PyTorch, and compute-sanitizer memcheck over the GPU tests.
+# Every log goes to $OUT (./gpu-out if unset), at most 8 files. Keeps going after a failing step and
+# exits non-zero if any step failed.
+#
+# environment:
+#   PREBUILT=FILE   a tarball from scripts/pack-prebuilt.sh: skip the build (saves the device
+#                   minutes of compiling); the tests then run as 8 gtest shards instead of ctest
+#   BENCH=1         also bench/run.sh on cuda and cpu (tables in bench-cuda.log, bench-cpu.log)
+#   MEMCHECK=0      skip compute-sanitizer;  MEMCHECK_FILTER=gtest filter for it
+#   BUILD=DIR JOBS=N
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-./gpu-out}
@@ -39,22 +47,55 @@ step() {  # step NAME TIMEOUT_S CMD...: runs CMD with its output in $OUT/NAME.lo
   git log --oneline -1 2>/dev/null
 } >"$OUT/env.log"
 
-step build_config 120 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWICK_CUDA=ON \
-  -DCMAKE_CUDA_ARCHITECTURES=90 || { cat "$OUT/summary.txt"; exit 1; }
-step build 300 ninja -C "$BUILD" -j"$JOBS" || { tail -40 "$OUT/build.log"; cat "$OUT/summary.txt"; exit 1; }
+if [ -n "${PREBUILT:-}" ]; then
+  BUILD=$(mktemp -d)
+  tar -C "$BUILD" -xJf "$PREBUILT" || { echo "cannot unpack $PREBUILT"; exit 1; }
+  mkdir -p "$BUILD/tests" && mv "$BUILD/wick_tests" "$BUILD/tests/"
+  export LD_LIBRARY_PATH=$BUILD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  { echo "prebuilt:"; cat "$BUILD/COMMIT"; } | tee -a "$OUT/env.log"
+else
+  step build_config 120 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWICK_CUDA=ON \
+    -DCMAKE_CUDA_ARCHITECTURES=90 -DWICK_BENCH=ON || { cat "$OUT/summary.txt"; exit 1; }
+  step build 300 ninja -C "$BUILD" -j"$JOBS" || { tail -40 "$OUT/build.log"; cat "$OUT/summary.txt"; exit 1; }
+fi
 "$BUILD/wick" devices 2>&1 | tee -a "$OUT/env.log"
 # The GPU runtime tests take most of the device memory (out-of-memory recovery): run them alone,
 # then everything else in parallel.
 step gpu_tests 300 "$BUILD/tests/wick_tests" --gtest_filter='GpuRuntime*'
-step ctest 400 ctest --test-dir "$BUILD" -j8 --output-on-failure --timeout 300 -E '^GpuRuntime'
-grep -E "tests passed|tests failed" "$OUT/ctest.log" | tee -a "$OUT/summary.txt"
+if [ -n "${PREBUILT:-}" ]; then
+  shards() {  # ctest's paths belong to the build machine: run 8 gtest shards instead
+    local pids=() rc=0 i
+    for i in 0 1 2 3 4 5 6 7; do
+      GTEST_TOTAL_SHARDS=8 GTEST_SHARD_INDEX=$i "$BUILD/tests/wick_tests" --gtest_filter='-GpuRuntime*' \
+        >"$BUILD/shard$i.log" 2>&1 &
+      pids+=($!)
+    done
+    for i in "${pids[@]}"; do wait "$i" || rc=1; done
+    cat "$BUILD"/shard*.log
+    grep -h "^\[  PASSED  \]\|^\[  FAILED  \]\|tests ran" "$BUILD"/shard*.log
+    return $rc
+  }
+  export -f shards
+  export BUILD
+  step tests 400 bash -c shards
+  grep -E "^\[  (PASSED|FAILED)  \]" "$OUT/tests.log" | tee -a "$OUT/summary.txt"
+else
+  step ctest 400 ctest --test-dir "$BUILD" -j8 --output-on-failure --timeout 300 -E '^GpuRuntime'
+  grep -E "tests passed|tests failed" "$OUT/ctest.log" | tee -a "$OUT/summary.txt"
+fi
 step check 300 "$BUILD/wick" check --device cuda
 tail -5 "$OUT/check.log"
+if [ "${BENCH:-0}" = 1 ]; then
+  for d in cuda cpu; do
+    step "bench-$d" 300 bench/run.sh --no-build --build-dir "$BUILD" --device "$d"  # the table is the log
+  done
+fi
 if [ "${MEMCHECK:-1}" = 1 ] && command -v compute-sanitizer >/dev/null 2>&1; then
   # The tests past 2^31 elements need gigabytes and are slow under the sanitizer; everything else runs.
   # API errors are not reported: the out-of-memory test provokes them on purpose.
   step memcheck 400 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
-    "$BUILD/tests/wick_tests" --gtest_filter='*cuda*:Gpu*:DTypes/GpuCopies*:-*LargeTensor*:*LargeTranspose*'
+    "$BUILD/tests/wick_tests" \
+    --gtest_filter="${MEMCHECK_FILTER:-*cuda*:Gpu*:DTypes/GpuCopies*:-*LargeTensor*:*LargeTranspose*}"
   tail -3 "$OUT/memcheck.log"
 fi
 echo "---"
