@@ -1,5 +1,6 @@
-// Convolutions on the GPU: im2col + GEMM (forward) and GEMM + col2im (transposed), the GEMMs
-// through the BLAS shim. Same semantics as src/cpu/conv.cpp, with the index math of
+// Convolutions on the GPU: im2col + GEMM (forward, and transposed at stride 1: Note [GPU transposed
+// conv at stride 1]) and GEMM + col2im (transposed at larger strides), the GEMMs through the BLAS
+// shim. Same semantics as src/cpu/conv.cpp, with the index math of
 // src/backend/conv_math.h; the 1-d ops run as 2-d ones with a height of 1.
 //
 // Note [GPU conv batching]
@@ -42,28 +43,33 @@ Strides4 strides4(const TensorArg& t) {
   return {s[0], s[1], s[2], s[3]};
 }
 
-// col[e] for e over [samples, c_in, kh, kw, oh, ow] (row-major) = x[n, c, ih, iw], 0 in the padding.
+// col[r, q] for rows r over [samples, c_in, kh, kw] and pixels q over [oh, ow] (row-major) =
+// x[n, c, ih, iw], 0 in the padding. Threads run along a row's pixels, so the writes of a warp are
+// one coalesced run and its reads are too at stride 1; blocks in y walk the rows. Each thread splits
+// its pixel once and each row once (Index arithmetic, 32-bit where it fits); only the col offset
+// is 64-bit.
 template <class Index, class A, class T>
 __global__ void __launch_bounds__(kern::kBlock)
-    im2col_kernel(const T* x, Strides4 xs, Geom g, Index total, A* col) {
-  const Index step = static_cast<Index>(blockDim.x) * gridDim.x;
-  for (Index e = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += step) {
-    Index r = e;
-    const int64_t ow = static_cast<int64_t>(r % static_cast<Index>(g.ow));
-    r /= static_cast<Index>(g.ow);
-    const int64_t oh = static_cast<int64_t>(r % static_cast<Index>(g.oh));
-    r /= static_cast<Index>(g.oh);
-    const int64_t j = static_cast<int64_t>(r % static_cast<Index>(g.kw));
-    r /= static_cast<Index>(g.kw);
-    const int64_t i = static_cast<int64_t>(r % static_cast<Index>(g.kh));
-    r /= static_cast<Index>(g.kh);
-    const int64_t c = static_cast<int64_t>(r % static_cast<Index>(g.c_in));
-    const int64_t n = static_cast<int64_t>(r / static_cast<Index>(g.c_in));
-    const int64_t ih = convmath::conv_in_pos(oh, i, g.sh, g.ph, g.dh);
-    const int64_t iw = convmath::conv_in_pos(ow, j, g.sw, g.pw, g.dw);
+    im2col_kernel(const T* x, Strides4 xs, Geom g, Index rows, Index plane, A* col) {
+  const Index q = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (q >= plane) return;
+  const Index ow = static_cast<Index>(g.ow), kw = static_cast<Index>(g.kw), kh = static_cast<Index>(g.kh);
+  const Index c_in = static_cast<Index>(g.c_in);
+  const Index oy = q / ow;
+  const int64_t ih0 = convmath::conv_in_pos(static_cast<int64_t>(oy), 0, g.sh, g.ph, g.dh);
+  const int64_t iw0 = convmath::conv_in_pos(static_cast<int64_t>(q - oy * ow), 0, g.sw, g.pw, g.dw);
+  for (Index r = blockIdx.y; r < rows; r += gridDim.y) {
+    Index t = r;
+    const Index j = t % kw;
+    t /= kw;
+    const Index i = t % kh;
+    t /= kh;
+    const Index c = t % c_in, n = t / c_in;
+    const int64_t ih = ih0 + static_cast<int64_t>(i) * g.dh, iw = iw0 + static_cast<int64_t>(j) * g.dw;
     A v = convert<A>(0.0f);
-    if (ih >= 0 && ih < g.h && iw >= 0 && iw < g.w) v = convert<A>(x[n * xs.n + c * xs.c + ih * xs.h + iw * xs.w]);
-    col[e] = v;
+    if (ih >= 0 && ih < g.h && iw >= 0 && iw < g.w)
+      v = convert<A>(x[static_cast<int64_t>(n) * xs.n + static_cast<int64_t>(c) * xs.c + ih * xs.h + iw * xs.w]);
+    col[static_cast<int64_t>(r) * static_cast<int64_t>(plane) + static_cast<int64_t>(q)] = v;
   }
 }
 
@@ -114,12 +120,18 @@ void im2col(const kern::LaunchCtx& ctx, const TensorArg& x, int64_t n0, const Ge
       x.dtype,
       [&]<class T>() {
         const T* xp = x.ptr<T>() + n0 * xs.n;
+        const int64_t rows = samples * g.c_in * g.kh * g.kw, plane = g.oh * g.ow;
+        const dim3 grid(static_cast<unsigned>((plane + kern::kBlock - 1) / kern::kBlock),
+                        static_cast<unsigned>(std::min<int64_t>(rows, 65535)));
         auto run = [&]<class A>() {
-          if (total <= INT32_MAX)
-            launch(ctx, im2col_kernel<uint32_t, A, T>, total, xp, xs, g, static_cast<uint32_t>(total),
-                   static_cast<A*>(col));
+          A* c = static_cast<A*>(col);
+          const auto st = gpu::native_stream(ctx.stream);
+          if (std::max(rows, plane) <= INT32_MAX)
+            im2col_kernel<uint32_t, A, T><<<grid, kern::kBlock, 0, st>>>(xp, xs, g, static_cast<uint32_t>(rows),
+                                                                        static_cast<uint32_t>(plane), c);
           else
-            launch(ctx, im2col_kernel<int64_t, A, T>, total, xp, xs, g, total, static_cast<A*>(col));
+            im2col_kernel<int64_t, A, T><<<grid, kern::kBlock, 0, st>>>(xp, xs, g, rows, plane, c);
+          gpu::check_launch(ctx.op, ctx.device);
         };
         if constexpr (std::is_same_v<T, f8e4m3>) {
           run.template operator()<f16>();
@@ -205,10 +217,11 @@ int64_t chunk_samples(int64_t n, int64_t bytes_per_sample) {
   return std::clamp<int64_t>(kColumnBytes / bytes_per_sample, 1, std::max<int64_t>(n, 1));
 }
 
-void conv_forward(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& x, const TensorArg& w,
-                  const TensorArg& dst, const Conv2dParams& p) {
-  if (dst.numel() == 0) return;
-  const Geom g = geom(x, dst, w.shape()[2], w.shape()[3], p);
+// dst = conv(x, w) with geometry g (which may carry the negative paddings and dilations of a
+// transposed convolution, Note [GPU transposed conv at stride 1]); w is [c_out, c_in/groups, kh, kw]
+// in any layout.
+void conv_im2col(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& x, const TensorArg& w,
+                 const TensorArg& dst, const Geom& g) {
   const int64_t cg = g.c_in / g.groups, cog = g.c_out / g.groups;
   const int64_t kg = cg * g.kh * g.kw, out_plane = g.oh * g.ow;
   if (kg == 0) {  // no input channels: empty sums
@@ -266,10 +279,45 @@ void conv_forward(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& x
   if (oc.data != dst.data) kern::cast(ctx, oc, dst);
 }
 
+void conv_forward(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& x, const TensorArg& w,
+                  const TensorArg& dst, const Conv2dParams& p) {
+  if (dst.numel() == 0) return;
+  conv_im2col(be, ctx, x, w, dst, geom(x, dst, w.shape()[2], w.shape()[3], p));
+}
+
+// Note [GPU transposed conv at stride 1]
+// A transposed convolution sums y[n, co, oy, ox] = sum over ci, i, j of
+// x[n, ci, (oy + ph - i*dh) / sh, (ox + pw - j*dw) / sw] w[ci, co, i, j] where the division is exact.
+// At stride 1 every tap divides, and oy + ph - i*dh is conv_in_pos(oy, i, 1, -ph, -dh): a forward
+// convolution with negated padding and dilation (out-of-range rows read 0, as in the padding), over
+// the weights with c_in and c_out swapped per group. That runs as im2col + one GEMM that writes the
+// output dtype, instead of a GEMM into f32 columns and a col2im gather over them.
+void conv_transposed_unit_stride(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& x,
+                                 const TensorArg& w, const TensorArg& dst, Geom g) {
+  const int64_t cg = g.c_in / g.groups, cog = g.c_out / g.groups;
+  // w [groups*cg, cog, kh, kw] read as [groups, cog, cg, kh, kw], packed into [c_out, cg, kh, kw].
+  const Strides& ws = w.layout.strides();
+  const TensorArg wt(w.data, w.dtype,
+                     Layout(Shape{g.groups, cog, cg, g.kh, g.kw}, Strides{cg * ws[0], ws[1], ws[0], ws[2], ws[3]},
+                            w.layout.offset()));
+  kern::Scratch hw;
+  const TensorArg packed = contiguous_copy(be, ctx, wt, kern::gemm_input_dtype(x.dtype), hw);
+  const TensorArg wf(packed.data, packed.dtype, Layout(Shape{g.c_out, cg, g.kh, g.kw}));
+  g.ph = -g.ph;
+  g.pw = -g.pw;
+  g.dh = -g.dh;
+  g.dw = -g.dw;
+  conv_im2col(be, ctx, x, wf, dst, g);
+}
+
 void conv_transposed(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& x, const TensorArg& w,
                      const TensorArg& dst, const Conv2dParams& p) {
   if (dst.numel() == 0) return;
   const Geom g = geom(x, dst, w.shape()[2], w.shape()[3], p);
+  if (g.sh == 1 && g.sw == 1) {
+    conv_transposed_unit_stride(be, ctx, x, w, dst, g);
+    return;
+  }
   const int64_t cg = g.c_in / g.groups, cog = g.c_out / g.groups;
   const int64_t kg = cog * g.kh * g.kw, in_plane = g.h * g.w;
   if (cg == 0 || in_plane == 0 || g.n == 0) {  // nothing reaches the output
