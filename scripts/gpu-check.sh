@@ -8,7 +8,7 @@
 # environment:
 #   PREBUILT=FILE   a tarball from scripts/pack-prebuilt.sh: skip the build (saves the device
 #                   minutes of compiling); the tests then run as 8 gtest shards instead of ctest
-#   BENCH=1         also bench/run.sh on cuda and cpu (tables in bench-cuda.log, bench-cpu.log)
+#   BENCH="cuda cpu" also bench/run.sh against PyTorch on these devices (tables in bench-DEVICE.log)
 #   MEMCHECK=0      skip compute-sanitizer;  MEMCHECK_FILTER=gtest filter for it
 #   BUILD=DIR JOBS=N
 set -u
@@ -85,11 +85,9 @@ else
 fi
 step check 300 "$BUILD/wick" check --device cuda
 tail -5 "$OUT/check.log"
-if [ "${BENCH:-0}" = 1 ]; then
-  for d in cuda cpu; do
-    step "bench-$d" 300 bench/run.sh --no-build --build-dir "$BUILD" --device "$d"  # the table is the log
-  done
-fi
+for d in ${BENCH:-}; do
+  step "bench-$d" 300 bench/run.sh --no-build --build-dir "$BUILD" --device "$d"  # the table is the log
+done
 if [ "${MEMCHECK:-1}" = 1 ] && command -v compute-sanitizer >/dev/null 2>&1; then
   # The tests past 2^31 elements need gigabytes and are slow under the sanitizer; everything else runs.
   # API errors are not reported: the out-of-memory test provokes them on purpose.
