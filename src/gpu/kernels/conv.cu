@@ -239,9 +239,10 @@ void conv_im2col(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& x,
     ho = kern::Scratch(be, dst.numel() * static_cast<int64_t>(dtype_size(out_t)));
     oc = TensorArg(ho.get(), out_t, Layout(dst.shape()));
   }
-  // A 1x1 kernel at stride 1 without padding reads the input as it lies: no im2col.
+  // A 1x1 kernel at stride 1 without padding reads the input as it lies: no im2col. (The output
+  // plane can still be larger: a transposed conv's output_padding.)
   const bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 &&
-                         x.dtype == in_t && plane_ld(x) > 0;
+                         g.oh == g.h && g.ow == g.w && x.dtype == in_t && plane_ld(x) > 0;
   const int64_t col_rows = g.c_in * g.kh * g.kw;
   const int64_t per_sample = pointwise ? 0 : col_rows * out_plane * static_cast<int64_t>(dtype_size(in_t));
   const int64_t chunk = chunk_samples(g.n, per_sample);
