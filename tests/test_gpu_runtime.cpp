@@ -1,5 +1,6 @@
 // GPU-specific behaviour: device properties, the allocator and its statistics, out-of-memory
-// recovery, bit-identical random numbers, and the strided launch paths (compared with the CPU).
+// recovery, bit-identical random numbers, and the strided and tiled launch paths (compared with the
+// CPU).
 // Every test skips when no GPU is present (this machine and CI); scripts/gpu-check.sh runs them on
 // the lent H100.
 #include <gtest/gtest.h>
@@ -9,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "backend/backend.h"
+#include "core/philox.h"
 #include "test_util.h"
 #include "wick/memory.h"
 #include "wick/ops.h"
@@ -142,6 +145,55 @@ TEST(GpuRuntime, RandNormalMatchesTheCpu) {
   }
 }
 
+// The three launch paths of rand (Note [Random streams]): one thread per Philox block with vector
+// stores (an aligned contiguous output), the same with scalar stores (a contiguous view at an odd
+// offset), and one element per thread (a strided output). Uniforms equal the CPU's bits on every
+// path; normals equal each other's bits (the device math library differs from the host's).
+TEST(GpuRuntime, RandPathsAgree) {
+  WICK_REQUIRE_GPU(devs);
+  const wick::RandomStream rs{4321, 5};
+  for (const Device& d : devs) {
+    wick::Backend& gpu = wick::backend_for(d);
+    wick::Backend& cpu = wick::backend_for(Device::cpu());
+    for (DType t : {DType::F32, DType::F64, DType::BF16, DType::F16, DType::F8E4M3}) {
+      for (int64_t n : {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{5}, int64_t{4097}, (int64_t{1} << 16) + 3}) {
+        for (bool normal : {false, true}) {
+          auto fill = [&](wick::Backend& be, const Tensor& dst) {
+            if (normal)
+              be.rand_normal(wick::TensorArg(dst), 0.5, 3.0, rs);
+            else
+              be.rand_uniform(wick::TensorArg(dst), -2.0, 5.0, rs);
+          };
+          const Tensor aligned = Tensor::empty({n}, t, d);
+          const Tensor odd = Tensor::empty({n + 1}, t, d).narrow(0, 1, n);
+          const Tensor strided = Tensor::empty({n, 2}, t, d).narrow(1, 1, 1);
+          const Tensor host = Tensor::empty({n}, t);
+          fill(gpu, aligned);
+          fill(gpu, odd);
+          fill(gpu, strided);
+          fill(cpu, host);
+          const std::string what = std::string(normal ? "normal " : "uniform ") + std::string(wick::dtype_name(t)) +
+                                   " n=" + std::to_string(n);
+          const std::vector<unsigned char> a = bytes_of(aligned);
+          EXPECT_EQ(bytes_of(odd), a) << what;
+          EXPECT_EQ(bytes_of(strided.contiguous()), a) << what;
+          if (!normal) {
+            EXPECT_EQ(a, bytes_of(host)) << what;
+          } else {
+            const std::vector<double> g = aligned.to_dtype(DType::F64).to_vector<double>();
+            const std::vector<double> c = host.to_dtype(DType::F64).to_vector<double>();
+            // The device's logf / sinf / cosf may differ by an ulp, which can round to a
+            // neighbouring value of the narrow types: allow one of their steps.
+            const double tol = t == DType::F8E4M3 ? 0.13 : t == DType::BF16 ? 0.01 : t == DType::F16 ? 2e-3 : 1e-4;
+            for (size_t i = 0; i < g.size(); ++i)
+              ASSERT_NEAR(g[i], c[i], tol * (1 + std::abs(c[i]))) << what << " " << i;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(GpuRuntime, ArangeMatchesTheCpu) {
   WICK_REQUIRE_GPU(devs);
   for (const Device& d : devs)
@@ -175,6 +227,39 @@ TEST(GpuRuntime, CastStridedMatchesTheCpu) {
             << "broadcast " << wick::dtype_name(from) << " -> " << wick::dtype_name(to);
       }
     }
+}
+
+// Transposed sources into contiguous outputs: the tiled path (Note [Tiled transpose]) for copies of
+// every element size and for casts, on shapes that are not multiples of the tile, views at an
+// offset, batched transposes, and a transpose whose batch dims lie between the two tile dims
+// ([20, 3, 5, 18].transpose(0, 3) collapses to [18, 15, 20] with input strides [1, 18, 270]). The
+// first two cases are too narrow to tile and take the strided path.
+TEST(GpuRuntime, TransposeMatchesTheCpu) {
+  WICK_REQUIRE_GPU(devs);
+  using View = Tensor (*)(const Tensor&);
+  const std::vector<std::pair<Shape, View>> cases = {
+      {{5, 7}, [](const Tensor& x) { return x.t(); }},
+      {{300, 3}, [](const Tensor& x) { return x.t(); }},
+      {{64, 64}, [](const Tensor& x) { return x.t(); }},
+      {{65, 129}, [](const Tensor& x) { return x.t(); }},
+      {{100, 37}, [](const Tensor& x) { return x.narrow(0, 3, 90).narrow(1, 2, 33).t(); }},
+      {{3, 70, 45}, [](const Tensor& x) { return x.transpose(1, 2); }},
+      {{2, 33, 3, 65}, [](const Tensor& x) { return x.transpose(1, 3); }},
+      {{20, 3, 5, 18}, [](const Tensor& x) { return x.transpose(0, 3); }},
+      {{31, 1, 130}, [](const Tensor& x) { return x.transpose(0, 2).narrow(0, 1, 128); }},
+  };
+  for (const Device& d : devs)
+    for (size_t k = 0; k < cases.size(); ++k)
+      for (DType from : wick::kAllDTypes) {
+        auto [c, g] = sample(cases[k].first, from, d);
+        const Tensor cv = cases[k].second(c), gv = cases[k].second(g);
+        EXPECT_EQ(bytes_of(gv.contiguous()), bytes_of(cv.contiguous()))
+            << "case " << k << " " << wick::dtype_name(from);
+        if (k != 3 && k != 5 && k != 7) continue;
+        for (DType to : wick::kAllDTypes)
+          EXPECT_EQ(bytes_of(gv.to_dtype(to)), bytes_of(cv.to_dtype(to)))
+              << "case " << k << " " << wick::dtype_name(from) << " -> " << wick::dtype_name(to);
+      }
 }
 
 // A one-element source broadcast over the destination: the flat path with a stride-0 input.
@@ -240,6 +325,31 @@ TEST(GpuRuntime, LargeTensorUses64BitIndices) {
     EXPECT_EQ(big.narrow(0, 0, 2).to_vector<uint8_t>(), (std::vector<uint8_t>{0, 7}));
     const Tensor half = big.reshape({2, n / 2}).narrow(1, 0, n / 2 - 1).to_dtype(DType::F16);  // 64-bit strided cast
     EXPECT_EQ(half.narrow(1, n / 2 - 3, 2).to_dtype(DType::F32).to_vector<float>(), (std::vector<float>{7, 7, 7, 7}));
+  }
+}
+
+// More than 2^31 elements through the tiled transpose (64-bit indices) and the rand block path,
+// compared with the CPU on windows at the start, across element 2^31 and at the end.
+TEST(GpuRuntime, LargeTransposeUses64BitIndices) {
+  WICK_REQUIRE_GPU(devs);
+  const int64_t rows = (int64_t{1} << 16) + 3, cols = (int64_t{1} << 15) + 5, n = rows * cols;
+  for (const Device& d : devs) {
+    empty_cache(d);
+    if (d.info().free_memory < 5 * n) GTEST_SKIP() << "needs " << 5 * n << " bytes free on " << d.location();
+    d.set_seed(2024);
+    const Tensor g = Tensor::rand_uniform({rows, cols}, DType::F8E4M3, -2.0, 5.0, d);  // blocks from 0
+    const Tensor c = g.to(Device::cpu());
+    const std::vector<unsigned char> cb = bytes_of(c);
+    for (const int64_t i : {int64_t{0}, int64_t{1} << 31, n - 1}) {
+      const wick::f8e4m3 want(wick::philox::uniform_f32(2024, 0, static_cast<uint64_t>(i), -2.0f, 7.0f, 5.0f));
+      EXPECT_EQ(cb[static_cast<size_t>(i)], want.bits) << "element " << i;
+    }
+    const Tensor gt = g.t().contiguous();
+    const Tensor gh = g.t().to_dtype(DType::F16);
+    for (const int64_t r0 : {int64_t{0}, (int64_t{1} << 31) / rows - 1, cols - 3}) {
+      EXPECT_EQ(bytes_of(gt.narrow(0, r0, 3)), bytes_of(c.t().narrow(0, r0, 3).contiguous())) << "rows " << r0;
+      EXPECT_EQ(bytes_of(gh.narrow(0, r0, 3)), bytes_of(c.t().narrow(0, r0, 3).to_dtype(DType::F16))) << "rows " << r0;
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 // Reductions, normalisations, cumsum and sort: errors, NaN and tie rules, stability, empty
 // sets and accuracy on long rows (what the conformance cases do not express).
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -338,22 +339,30 @@ TEST_P(Reduce, SortMatchesTheReferenceOnManyRowLengths) {
     seed = seed * 1664525u + 1013904223u;
     return seed >> 8;
   };
-  for (int64_t n : {1, 2, 3, 1000, 5000, 70000}) {
+  for (int64_t n : {1, 2, 3, 1000, 5000, 20000, 32768, 70000}) {
     const int64_t rows = n > 5000 ? 2 : 3;
-    std::vector<float> f(static_cast<size_t>(rows * n));
+    std::vector<float> f(static_cast<size_t>(rows * n)), fbits(f.size());
     std::vector<double> g(f.size());
     std::vector<int64_t> i64(f.size());
     std::vector<uint8_t> u8(f.size());
+    std::vector<uint32_t> u32(f.size());
     for (size_t k = 0; k < f.size(); ++k) {
       f[k] = fpool[next() % std::size(fpool)];
       g[k] = dpool[next() % std::size(dpool)];
       i64[k] = static_cast<int64_t>(next() % 7) - 3 + (next() % 2 ? std::numeric_limits<int64_t>::min() / 2 : 0);
       u8[k] = static_cast<uint8_t>(next() % 5 * 60);
+      // Random bit patterns, NaNs with payloads among them: keys differ in all four bytes.
+      u32[k] = next() << 8 ^ next();
+      fbits[k] = std::bit_cast<float>(u32[k]);
     }
     expect_sorts_like_reference(d, f, rows, n);
     expect_sorts_like_reference(d, g, rows, n);
     expect_sorts_like_reference(d, i64, rows, n);
     expect_sorts_like_reference(d, u8, rows, n);
+    if (n >= 1000) {
+      expect_sorts_like_reference(d, u32, rows, n);
+      expect_sorts_like_reference(d, fbits, rows, n);
+    }
   }
   // f16 keys: sort through the compute type, ties from rounding.
   std::vector<float> h(4099);

@@ -138,7 +138,16 @@ struct f16 {
     const uint32_t sign = (u >> 16) & 0x8000u;
     const uint32_t a = u & 0x7fffffffu;
     if (a > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u | ((a >> 13) & 0x1ffu));  // NaN
+#if defined(__CUDA_ARCH__)
+    // The hardware conversion (round to nearest even, IEEE subnormals, overflow to inf) gives the
+    // bits of the code below for every non-NaN input, in one instruction instead of about twenty;
+    // NaN keeps the branch above, since the hardware returns one canonical NaN.
+    uint16_t h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+#else
     return static_cast<uint16_t>(sign | detail::round_f32_to_narrow(a, 10, 15, 0x7bffu, 0x7c00u));
+#endif
   }
   WICK_HOST_DEVICE static float to_f32(uint16_t h) {
     const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;

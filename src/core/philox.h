@@ -22,9 +22,17 @@ struct Block {
 };
 
 WICK_HOST_DEVICE inline void mulhilo(uint32_t a, uint32_t b, uint32_t* hi, uint32_t* lo) {
+#if defined(__CUDA_ARCH__)
+  // Two 32-bit halves: through a uint64_t product nvcc keeps the whole round in 64-bit registers
+  // (masks and 64-bit xors), about twice the instructions. (Clang's AMDGPU backend already turns
+  // the product into v_mul_hi_u32 / v_mul_lo_u32.)
+  *hi = __umulhi(a, b);
+  *lo = a * b;
+#else
   const uint64_t p = static_cast<uint64_t>(a) * b;
   *hi = static_cast<uint32_t>(p >> 32);
   *lo = static_cast<uint32_t>(p);
+#endif
 }
 
 // Ten rounds of Philox4x32 on a full 128-bit counter and 64-bit key.
@@ -64,34 +72,59 @@ WICK_HOST_DEVICE inline double unit_f64(uint32_t hi, uint32_t lo) {
 // u <= 1 - 2^-53 stays at or below up without a clamp.
 // `lo`, `up` are the bounds rounded to f32 and `span` is (up - lo) rounded to f32: both roundings
 // can carry lo + u * span past `up`, so the result is clamped to it (never below lo: u, span >= 0).
+WICK_HOST_DEVICE inline float uniform_f32_of(uint32_t w, float lo, float span, float up) {
+  return fminf(fmaf(unit_f32(w), span, lo), up);
+}
+WICK_HOST_DEVICE inline double uniform_f64_of(const Block& b, unsigned k, double lo, double span) {
+  return fma(unit_f64(b.w[2 * k], b.w[2 * k + 1]), span, lo);
+}
 WICK_HOST_DEVICE inline float uniform_f32(uint64_t seed, uint64_t start, uint64_t i, float lo, float span, float up) {
-  const Block b = block(seed, start + i / 4);
-  return fminf(fmaf(unit_f32(b.w[i % 4]), span, lo), up);
+  return uniform_f32_of(block(seed, start + i / 4).w[i % 4], lo, span, up);
 }
 WICK_HOST_DEVICE inline double uniform_f64(uint64_t seed, uint64_t start, uint64_t i, double lo, double span) {
-  const Block b = block(seed, start + i / 2);
-  const unsigned k = static_cast<unsigned>(i % 2) * 2;
-  return fma(unit_f64(b.w[k], b.w[k + 1]), span, lo);
+  return uniform_f64_of(block(seed, start + i / 2), static_cast<unsigned>(i % 2), lo, span);
 }
 
-// Normal element i (Box-Muller on the block's uniforms; u1 in (0, 1] so the log is finite).
-WICK_HOST_DEVICE inline float normal_f32(uint64_t seed, uint64_t start, uint64_t i, float mean, float std) {
-  const Block b = block(seed, start + i / 2);
+// Normal elements 2k and 2k + 1 come from block k: Box-Muller on its uniforms (u1 in (0, 1] so the
+// log is finite), radius r and angle theta; element 2k is r cos(theta), element 2k + 1 is
+// r sin(theta). normal_*_pair gives both, normal_* one; the expressions are shared so that a kernel
+// computing a whole block gives the bits of one computing each element.
+struct Polar32 {
+  float r, theta;
+};
+WICK_HOST_DEVICE inline Polar32 polar_f32(const Block& b) {
   const float u1 = 1.0f - unit_f32(b.w[0]);
   const float u2 = unit_f32(b.w[1]);
-  const float r = sqrtf(-2.0f * logf(u1));
-  const float theta = 6.28318530717958647692f * u2;
-  const float z = (i % 2) ? r * sinf(theta) : r * cosf(theta);
+  return Polar32{sqrtf(-2.0f * logf(u1)), 6.28318530717958647692f * u2};
+}
+struct Polar64 {
+  double r, theta;
+};
+WICK_HOST_DEVICE inline Polar64 polar_f64(const Block& b) {
+  const double u1 = 1.0 - unit_f64(b.w[0], b.w[1]);
+  const double u2 = unit_f64(b.w[2], b.w[3]);
+  return Polar64{::sqrt(-2.0 * ::log(u1)), 6.28318530717958647692 * u2};
+}
+
+WICK_HOST_DEVICE inline float normal_f32(uint64_t seed, uint64_t start, uint64_t i, float mean, float std) {
+  const Polar32 p = polar_f32(block(seed, start + i / 2));
+  const float z = (i % 2) ? p.r * sinf(p.theta) : p.r * cosf(p.theta);
   return fmaf(z, std, mean);
 }
 WICK_HOST_DEVICE inline double normal_f64(uint64_t seed, uint64_t start, uint64_t i, double mean, double std) {
-  const Block b = block(seed, start + i / 2);
-  const double u1 = 1.0 - unit_f64(b.w[0], b.w[1]);
-  const double u2 = unit_f64(b.w[2], b.w[3]);
-  const double r = ::sqrt(-2.0 * ::log(u1));
-  const double theta = 6.28318530717958647692 * u2;
-  const double z = (i % 2) ? r * ::sin(theta) : r * ::cos(theta);
+  const Polar64 p = polar_f64(block(seed, start + i / 2));
+  const double z = (i % 2) ? p.r * ::sin(p.theta) : p.r * ::cos(p.theta);
   return fma(z, std, mean);
+}
+WICK_HOST_DEVICE inline void normal_f32_pair(const Block& b, float mean, float std, float out[2]) {
+  const Polar32 p = polar_f32(b);
+  out[0] = fmaf(p.r * cosf(p.theta), std, mean);
+  out[1] = fmaf(p.r * sinf(p.theta), std, mean);
+}
+WICK_HOST_DEVICE inline void normal_f64_pair(const Block& b, double mean, double std, double out[2]) {
+  const Polar64 p = polar_f64(b);
+  out[0] = fma(p.r * ::cos(p.theta), std, mean);
+  out[1] = fma(p.r * ::sin(p.theta), std, mean);
 }
 
 }  // namespace wick::philox

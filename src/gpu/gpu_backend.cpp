@@ -29,7 +29,7 @@ std::string GpuBackend::location() const {
 
 kern::LaunchCtx GpuBackend::enter(const char* op) const {
   gpu::set_device(ordinal_);
-  return kern::LaunchCtx{stream_.native(), props_.multiprocessors, ordinal_, op};
+  return kern::LaunchCtx{stream_.native(), props_.multiprocessors, ordinal_, op, props_.shared_per_block_optin};
 }
 
 DeviceInfo GpuBackend::info() const {

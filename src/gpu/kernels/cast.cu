@@ -1,6 +1,7 @@
-// cast: any dtype to any dtype over any strided layouts; equal dtypes are a strided copy.
+// cast: any dtype to any dtype over any strided layouts; equal dtypes are a strided copy. Both take
+// the tiled path of Note [Tiled transpose] for a transposed source.
 #include "cpu/dispatch.h"
-#include "gpu/kernels/map.cuh"
+#include "gpu/kernels/tile.cuh"
 
 namespace wick::WICK_GPU_NS::kern {
 
@@ -16,13 +17,13 @@ void cast(const LaunchCtx& ctx, const TensorArg& src, const TensorArg& dst) {
   if (src.dtype == dst.dtype) {
     switch (dtype_size(src.dtype)) {
       case 1:
-        return map<uint8_t, uint8_t>(ctx, Identity<uint8_t>{}, dst, src);
+        return map_tiled<uint8_t, uint8_t>(ctx, Identity<uint8_t>{}, dst, src);
       case 2:
-        return map<uint16_t, uint16_t>(ctx, Identity<uint16_t>{}, dst, src);
+        return map_tiled<uint16_t, uint16_t>(ctx, Identity<uint16_t>{}, dst, src);
       case 4:
-        return map<uint32_t, uint32_t>(ctx, Identity<uint32_t>{}, dst, src);
+        return map_tiled<uint32_t, uint32_t>(ctx, Identity<uint32_t>{}, dst, src);
       default:
-        return map<uint64_t, uint64_t>(ctx, Identity<uint64_t>{}, dst, src);
+        return map_tiled<uint64_t, uint64_t>(ctx, Identity<uint64_t>{}, dst, src);
     }
   }
   // The conversions are split over two files by source dtype so that they compile in parallel.

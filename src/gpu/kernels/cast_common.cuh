@@ -4,7 +4,7 @@
 #include <type_traits>
 
 #include "cpu/dispatch.h"
-#include "gpu/kernels/map.cuh"
+#include "gpu/kernels/tile.cuh"
 
 namespace wick::WICK_GPU_NS::kern {
 
@@ -19,7 +19,7 @@ void cast_from(const LaunchCtx& ctx, const TensorArg& src, const TensorArg& dst)
   cpu::dispatch(
       dst.dtype,
       [&]<class D>() {
-        if constexpr (!std::is_same_v<D, S>) map<D, S>(ctx, Convert<D, S>{}, dst, src);
+        if constexpr (!std::is_same_v<D, S>) map_tiled<D, S>(ctx, Convert<D, S>{}, dst, src);
       },
       "cast");
 }

@@ -41,9 +41,13 @@ struct Arange {
   }
 };
 
-// Element i of the call's Philox stream; see Note [Random streams] in src/core/philox.h.
+// Element i of the call's Philox stream; see Note [Random streams] in src/core/philox.h. The
+// functors give one element (operator(), the strided path) or all kPer elements of block k, which
+// are elements [kPer * k, kPer * k + kPer) (block(), the contiguous path); both use the same
+// expressions, so the paths give the same bits.
 template <class T>
 struct Uniform {
+  static constexpr int kPer = std::is_same_v<T, double> ? 2 : 4;
   uint64_t seed, counter;
   double lo, span;
   float lo_f, span_f, up_f;
@@ -53,10 +57,21 @@ struct Uniform {
     else
       return convert<T>(philox::uniform_f32(seed, counter, static_cast<uint64_t>(i), lo_f, span_f, up_f));
   }
+  __device__ void block(uint64_t k, T (&out)[kPer]) const {
+    const philox::Block b = philox::block(seed, counter + k);
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) {
+      if constexpr (std::is_same_v<T, double>)
+        out[j] = philox::uniform_f64_of(b, static_cast<unsigned>(j), lo, span);
+      else
+        out[j] = convert<T>(philox::uniform_f32_of(b.w[j], lo_f, span_f, up_f));
+    }
+  }
 };
 
 template <class T>
 struct Normal {
+  static constexpr int kPer = 2;
   uint64_t seed, counter;
   double mean, std;
   float mean_f, std_f;
@@ -66,7 +81,53 @@ struct Normal {
     else
       return convert<T>(philox::normal_f32(seed, counter, static_cast<uint64_t>(i), mean_f, std_f));
   }
+  __device__ void block(uint64_t k, T (&out)[kPer]) const {
+    const philox::Block b = philox::block(seed, counter + k);
+    if constexpr (std::is_same_v<T, double>) {
+      philox::normal_f64_pair(b, mean, std, out);
+    } else {
+      float z[2];
+      philox::normal_f32_pair(b, mean_f, std_f, z);
+      out[0] = convert<T>(z[0]);
+      out[1] = convert<T>(z[1]);
+    }
+  }
 };
+
+// The contiguous path of rand: one thread per Philox block (10 rounds, then its kPer elements),
+// where the strided path computes the block once per element; the elements go out in one vector
+// store when dst is aligned to it. Floor for 2^28 f32: 1 GiB written, 0.27 ms at the fill row's
+// 4280 GB/s; the Philox rounds (about 100 integer instructions per block) cost about as much.
+template <class G, class T>
+__global__ void __launch_bounds__(kBlock) rand_blocks_kernel(G g, int64_t n, bool aligned, T* out) {
+  constexpr int P = G::kPer;
+  const int64_t blocks = (n + P - 1) / P;
+  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < blocks; k += step) {
+    Vec<T, P> r;
+    g.block(static_cast<uint64_t>(k), r.v);
+    const int64_t i0 = k * P;
+    if (aligned && i0 + P <= n) {
+      *reinterpret_cast<Vec<T, P>*>(out + i0) = r;
+    } else {
+#pragma unroll
+      for (int j = 0; j < P; ++j)
+        if (i0 + j < n) out[i0 + j] = r.v[j];
+    }
+  }
+}
+
+template <class T, class G>
+void rand_fill(const LaunchCtx& ctx, const G& g, const TensorArg& dst) {
+  if (!dst.layout.is_contiguous()) return map<T>(ctx, g, dst);
+  const int64_t n = dst.numel();
+  if (n == 0) return;
+  T* const out = dst.ptr<T>();
+  const bool aligned = aligned_to(out, sizeof(Vec<T, G::kPer>));
+  rand_blocks_kernel<G, T>
+      <<<grid_for(ctx, (n + G::kPer - 1) / G::kPer), kBlock, 0, gpu::native_stream(ctx.stream)>>>(g, n, aligned, out);
+  gpu::check_launch(ctx.op, ctx.device);
+}
 
 }  // namespace
 
@@ -102,8 +163,9 @@ void rand_uniform(const LaunchCtx& ctx, const TensorArg& dst, double lo, double 
   cpu::dispatch_in<kFloatTypes>(
       dst.dtype,
       [&]<class T>() {
-        const Uniform<T> f{rs.seed, rs.counter, lo, up - lo, static_cast<float>(lo), static_cast<float>(up - lo), static_cast<float>(up)};
-        map<T>(ctx, f, dst);
+        const auto lo_f = static_cast<float>(lo), span_f = static_cast<float>(up - lo), up_f = static_cast<float>(up);
+        const Uniform<T> f{rs.seed, rs.counter, lo, up - lo, lo_f, span_f, up_f};
+        rand_fill<T>(ctx, f, dst);
       },
       "rand_uniform");
 }
@@ -113,7 +175,7 @@ void rand_normal(const LaunchCtx& ctx, const TensorArg& dst, double mean, double
       dst.dtype,
       [&]<class T>() {
         const Normal<T> f{rs.seed, rs.counter, mean, std, static_cast<float>(mean), static_cast<float>(std)};
-        map<T>(ctx, f, dst);
+        rand_fill<T>(ctx, f, dst);
       },
       "rand_normal");
 }

@@ -12,7 +12,8 @@ struct LaunchCtx {
   void* stream = nullptr;  // the backend's gpu::Stream::native()
   int multiprocessors = 1;
   int device = 0;
-  const char* op = "launch";  // for error messages
+  const char* op = "launch";             // for error messages
+  int64_t shared_per_block = 48 * 1024;  // DeviceProperties::shared_per_block_optin
 };
 
 // creation.cu

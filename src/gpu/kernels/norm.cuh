@@ -4,14 +4,25 @@
 // Note [GPU row normalisation]
 // One thread group per row (Note [GPU thread groups]), any src / dst strides: the kept dims are
 // collapsed over (src, dst) and each row is walked with its own element stride.
-//   cached   rows of up to kCached * 1024 elements: each thread loads its kCached elements
-//            (i = lane + k * G) into registers once, the group reduces (max then sum of exp for
-//            softmax; sum of squares for rms_norm; sum, then sum of squared deviations for
-//            layer_norm), and the results are written from the registers: one read, one write.
+//   held     the row is read once onto the chip, reduced there and written from there: thread
+//            `lane` of a group of G holds kHeldVecs vectors in registers (32 f32 elements as
+//            16-byte vectors when the row has unit stride and every row start is 16-byte
+//            aligned: Vector; else 16 elements one at a time: Scalar, any stride). Rows of up to 512 *
+//            32 f32 (16384) take G <= 512 threads and registers only (8192 f32: 256
+//            threads, four rows in flight per multiprocessor). Longer rows also keep batches of
+//            as many elements per thread in dynamic shared memory (HeldRow): 512 threads and one
+//            batch (32768 f32: 64 KB, two rows per multiprocessor, so one row's exp / reduction
+//            runs while the other's loads are in flight), else 1024 threads and as many batches
+//            as the device's opt-in shared memory allows (gpu::allow_dynamic_shared).
+//            Reductions: max then sum of exp for softmax; sum of squares for rms_norm; sum, then
+//            sum of squared deviations from the mean for layer_norm (both from chip, so the
+//            exact two-pass form costs one extra group reduction and no extra read).
 //   streamed longer rows, one block of 1024 threads per row, re-reading the row from global
 //            memory: softmax keeps an online (max, scaled sum) pair per thread (one read, then a
 //            read and a write), rms_norm two passes, layer_norm three (mean, squared deviations,
 //            write).
+// Floors at ~3.9 TB/s (the copy row), one read + one write: 8192 x 32768 f32 softmax and
+// 32768 x 8192 f32 norms move 2 GiB, 0.55 ms.
 // The math and its order are the CPU's (src/cpu/norm.cpp): compute type f32 for the 16/8-bit
 // floats and f32, f64 for f64, one rounding on store; a NaN anywhere in a softmax row, a +inf, or
 // a row of only -inf gives a row of NaN, as on the CPU.
@@ -28,8 +39,6 @@
 
 namespace wick::WICK_GPU_NS::kern {
 
-inline constexpr int kCached = 8;
-
 enum class RowOp { Softmax, RmsNorm, LayerNorm };
 
 template <class T, class Index>
@@ -37,8 +46,8 @@ struct RowArgsN {
   Meta<Index, 2> outer;  // src, dst offsets of each row
   const T* src;
   T* dst;
-  Index rows, n, ss, ds;  // ss, ds: element strides along the row
-  unsigned group;
+  Index rows, n, ss, ds;    // ss, ds: element strides along the row
+  unsigned group, batches;  // batches: of HeldRow in shared memory
 };
 
 template <class T>
@@ -84,66 +93,145 @@ __device__ __forceinline__ C affine(C y, const NormParams<T>& p, int64_t i) {
   return y;
 }
 
-template <RowOp Kind, class T, class Index>
-__device__ __forceinline__ void row_cached(const T* x, T* y, Index n, Index ss, Index ds, unsigned lane, unsigned group,
-                                           const NormParams<T>& p, compute_t<T>* smem) {
+// Elements of a row one thread holds in registers: 32 f32 as vectors, 16 one by one (each element
+// then also keeps its own address), half as many f64 (more would spill under 64 registers).
+template <class T>
+inline constexpr int kHeld = sizeof(compute_t<T>) == 8 ? 16 : 32;
+template <class T, int V>
+inline constexpr int kHeldVecs = (V == 1 ? kHeld<T> / 2 : kHeld<T> / V) / static_cast<int>(sizeof(compute_t<T>) / 4);
+
+// A row held on chip by one thread group (see the Note): thread `lane` of G holds the vectors
+// j = lane + (b * R + k) * G (k < R) of V elements each; batches b < `batches` live in shared
+// memory (element e of (b, k) at ext[((b * R + k) * V + e) * G]), batch b == `batches` in
+// registers. V > 1: 16-byte loads and stores (the host checked unit strides and alignment).
+template <int V, class T, class Index>
+struct HeldRow {
   using C = compute_t<T>;
-  C v[kCached];
+  static constexpr int R = kHeldVecs<T, V>;
+  C v[R][V];
+  C* ext;
+  Index nv;  // vectors in the row (0 for a group past the last row)
+  unsigned lane, group, batches;
+
+  __device__ Index vec(unsigned b, int k) const { return lane + (static_cast<Index>(b) * R + k) * group; }
+  __device__ C& slot(unsigned b, int k, int e) const { return ext[((b * R + k) * V + e) * group]; }
+
+  // Batch b's vectors into v, all loads in flight together.
+  __device__ void fetch(const T* x, Index ss, unsigned b) {
 #pragma unroll
-  for (int k = 0; k < kCached; ++k) {
-    const Index i = lane + k * group;
-    v[k] = i < n ? static_cast<C>(x[i * ss]) : C(0);
+    for (int k = 0; k < R; ++k) {
+      const Index j = vec(b, k);
+      if (j >= nv) continue;
+      if constexpr (V == 1) {
+        v[k][0] = static_cast<C>(x[j * ss]);
+      } else {
+        const Vec<T, V> t = reinterpret_cast<const Vec<T, V>*>(x)[j];
+#pragma unroll
+        for (int e = 0; e < V; ++e) v[k][e] = static_cast<C>(t.v[e]);
+      }
+    }
   }
-  auto valid = [&](int k) { return lane + k * group < n; };
+  // The shared batches go through v first, one batch of R loads in flight at a time.
+  __device__ void load(const T* x, Index ss) {
+    for (unsigned b = 0; b < batches; ++b) {
+      fetch(x, ss, b);
+#pragma unroll
+      for (int k = 0; k < R; ++k)
+        if (vec(b, k) < nv)
+#pragma unroll
+          for (int e = 0; e < V; ++e) slot(b, k, e) = v[k][e];
+    }
+    fetch(x, ss, batches);
+  }
+  // f(value&, element index) for every element held.
+  template <class F>
+  __device__ void each(F&& f) {
+    for (unsigned b = 0; b < batches; ++b)
+#pragma unroll
+      for (int k = 0; k < R; ++k) {
+        const Index j = vec(b, k);
+        if (j < nv)
+#pragma unroll
+          for (int e = 0; e < V; ++e) f(slot(b, k, e), j * V + e);
+      }
+#pragma unroll
+    for (int k = 0; k < R; ++k) {
+      const Index j = vec(batches, k);
+      if (j < nv)
+#pragma unroll
+        for (int e = 0; e < V; ++e) f(v[k][e], j * V + e);
+    }
+  }
+  // Stores out(value, element index) for every element held.
+  template <class F>
+  __device__ void store(T* y, Index ds, F&& out) {
+    auto put = [&](Index j, const C(&c)[V]) {
+      if constexpr (V == 1) {
+        y[j * ds] = convert<T>(out(c[0], j));
+      } else {
+        Vec<T, V> t;
+#pragma unroll
+        for (int e = 0; e < V; ++e) t.v[e] = convert<T>(out(c[e], j * V + e));
+        reinterpret_cast<Vec<T, V>*>(y)[j] = t;
+      }
+    };
+    for (unsigned b = 0; b < batches; ++b)
+#pragma unroll
+      for (int k = 0; k < R; ++k) {
+        const Index j = vec(b, k);
+        if (j >= nv) continue;
+        C c[V];
+#pragma unroll
+        for (int e = 0; e < V; ++e) c[e] = slot(b, k, e);
+        put(j, c);
+      }
+#pragma unroll
+    for (int k = 0; k < R; ++k)
+      if (vec(batches, k) < nv) put(vec(batches, k), v[k]);
+  }
+};
+
+template <RowOp Kind, int V, class T, class Index>
+__device__ __forceinline__ void row_held(HeldRow<V, T, Index>& h, const T* x, T* y, Index ss, Index ds,
+                                         const NormParams<T>& p, compute_t<T>* smem) {
+  using C = compute_t<T>;
+  const unsigned group = h.group;
+  h.load(x, ss);
+  const int64_t n = static_cast<int64_t>(h.nv) * V;
   if constexpr (Kind == RowOp::Softmax) {
     C m = minmax_identity<true, C>();
-#pragma unroll
-    for (int k = 0; k < kCached; ++k)
-      if (valid(k)) m = minmax_step<true>(m, v[k]);
+    h.each([&](C& v, Index) { m = minmax_step<true>(m, v); });
     m = group_allreduce<MaxMerge<C>>(m, group, smem);
     C s = 0;
-#pragma unroll
-    for (int k = 0; k < kCached; ++k)
-      if (valid(k)) {
-        v[k] -= m;
-        const C e = std::exp(v[k]);
-        s += e;
-        if (!p.log) v[k] = e;
-      }
+    h.each([&](C& v, Index) {
+      v -= m;
+      const C e = std::exp(v);
+      s += e;
+      if (!p.log) v = e;
+    });
     s = group_allreduce<SumMerge<C>>(s, group, smem);
     const C lse = p.log ? std::log(s) : C(0);
-#pragma unroll
-    for (int k = 0; k < kCached; ++k) v[k] = p.log ? v[k] - lse : v[k] / s;
+    h.store(y, ds, [&](C v, Index) { return p.log ? v - lse : v / s; });
   } else if constexpr (Kind == RowOp::RmsNorm) {
     C q = 0;
-#pragma unroll
-    for (int k = 0; k < kCached; ++k) q += v[k] * v[k];  // padding is 0
-    q = group_allreduce<SumMerge<C>>(q, group, smem);
-    const C scale = rms_scale(q, static_cast<int64_t>(n), p.eps);
-#pragma unroll
-    for (int k = 0; k < kCached; ++k)
-      if (valid(k)) v[k] = affine(v[k] * scale, p, static_cast<int64_t>(lane + k * group));
+    h.each([&](C& v, Index) { q += v * v; });
+    const C scale = rms_scale(group_allreduce<SumMerge<C>>(q, group, smem), n, p.eps);
+    h.store(y, ds, [&](C v, Index i) { return affine(v * scale, p, static_cast<int64_t>(i)); });
   } else {
+    // Two reductions (mean, then squared deviations from it) as on the CPU: the row is on chip,
+    // so the second costs one more group reduction, not a read, and no precision is lost to a
+    // large mean.
     C s = 0;
-#pragma unroll
-    for (int k = 0; k < kCached; ++k) s += v[k];
+    h.each([&](C& v, Index) { s += v; });
     const C mean = group_allreduce<SumMerge<C>>(s, group, smem) / static_cast<C>(n);
     C q = 0;
-#pragma unroll
-    for (int k = 0; k < kCached; ++k)
-      if (valid(k)) {
-        v[k] -= mean;
-        q += v[k] * v[k];
-      }
-    q = group_allreduce<SumMerge<C>>(q, group, smem);
-    const C inv = inv_std(q / static_cast<C>(n), p.eps);
-#pragma unroll
-    for (int k = 0; k < kCached; ++k)
-      if (valid(k)) v[k] = affine(v[k] * inv, p, static_cast<int64_t>(lane + k * group));
+    h.each([&](C& v, Index) {
+      v -= mean;
+      q += v * v;
+    });
+    const C inv = inv_std(group_allreduce<SumMerge<C>>(q, group, smem) / static_cast<C>(n), p.eps);
+    h.store(y, ds, [&](C v, Index i) { return affine(v * inv, p, static_cast<int64_t>(i)); });
   }
-#pragma unroll
-  for (int k = 0; k < kCached; ++k)
-    if (valid(k)) y[(lane + k * group) * ds] = convert<T>(v[k]);
 }
 
 template <RowOp Kind, class T, class Index>
@@ -185,7 +273,12 @@ __device__ __forceinline__ void row_streamed(const T* x, T* y, Index n, Index ss
   }
 }
 
-template <RowOp Kind, bool Cached, class T, class Index>
+enum class RowPath { Vector, Scalar, Streamed };
+
+template <class T>
+inline constexpr int kRowVec = sizeof(T) < 16 ? static_cast<int>(16 / sizeof(T)) : 1;
+
+template <RowOp Kind, RowPath Path, class T, class Index>
 __global__ void __launch_bounds__(kMaxGroupBlock) lastdim_kernel(RowArgsN<T, Index> a, NormParams<T> p) {
   __shared__ compute_t<T> smem[kMaxWarpsPerBlock];
   const unsigned per_block = blockDim.x / a.group, lane = threadIdx.x % a.group;
@@ -197,12 +290,49 @@ __global__ void __launch_bounds__(kMaxGroupBlock) lastdim_kernel(RowArgsN<T, Ind
     if (live) offsets_of(a.outer, row, off);
     // A group past the last row runs on an empty row: it must still join the group reductions.
     const Index n = live ? a.n : Index(0);
-    if constexpr (Cached) {
-      row_cached<Kind>(a.src + off[0], a.dst + off[1], n, a.ss, a.ds, lane, a.group, p, smem);
-    } else {
+    if constexpr (Path == RowPath::Streamed) {
       row_streamed<Kind>(a.src + off[0], a.dst + off[1], n, a.ss, a.ds, lane, a.group, p, smem);
+    } else {
+      constexpr int V = Path == RowPath::Vector ? kRowVec<T> : 1;
+      extern __shared__ unsigned char held_shared[];
+      HeldRow<V, T, Index> h;
+      h.ext = reinterpret_cast<compute_t<T>*>(held_shared) +
+              (threadIdx.x - lane) * (a.batches * HeldRow<V, T, Index>::R * V) + lane;
+      h.nv = n / V;
+      h.lane = lane;
+      h.group = a.group;
+      h.batches = a.batches;
+      row_held<Kind>(h, a.src + off[0], a.dst + off[1], a.ss, a.ds, p, smem);
     }
   }
+}
+
+// How the rows of a launch are walked (see the Note).
+struct RowShape {
+  RowPath path;
+  unsigned group, batches;
+  int64_t shared;  // bytes of dynamic shared memory per block
+};
+
+// Rows of n elements, read as vectors when `vec`. Up to 512 threads per row hold the row in
+// registers; rows that need more threads take 512 with one batch in shared memory (two such
+// blocks fit on a multiprocessor, so one computes while the other loads: softmax of 32768 f32
+// per row), then 1024 with as many batches as the device's shared memory allows; longer rows are
+// streamed.
+template <class T>
+RowShape row_shape(const LaunchCtx& ctx, int64_t n, bool vec) {
+  const RowPath path = vec ? RowPath::Vector : RowPath::Scalar;
+  const int64_t v = vec ? kRowVec<T> : 1, r = vec ? kHeldVecs<T, kRowVec<T>> : kHeldVecs<T, 1>;
+  const int64_t nv = n / v, threads = (nv + r - 1) / r;
+  if (threads <= 512) return {path, pow2_at_least(threads, 512), 0, 0};
+  const int64_t budget = ctx.shared_per_block - 1024;  // the kernel's static shared memory
+  for (const int64_t g : {int64_t{512}, int64_t{kMaxGroupBlock}}) {
+    const int64_t batches = (nv + g * r - 1) / (g * r) - 1;
+    const int64_t bytes = batches * r * v * g * static_cast<int64_t>(sizeof(compute_t<T>));
+    if ((g == 512 && batches > 1) || bytes > budget) continue;
+    return {path, static_cast<unsigned>(g), static_cast<unsigned>(batches), bytes};
+  }
+  return {RowPath::Streamed, kMaxGroupBlock, 0, 0};
 }
 
 // Runs Kind over every last-dim row of src into dst (same shape).
@@ -219,14 +349,19 @@ void run_lastdim(const LaunchCtx& ctx, const TensorArg& src, const TensorArg& ds
     odst.push_back(dst.layout.stride(d));
   }
   const Plan<2> plan = make_plan<2>(oshape, {&osrc, &odst});
-  const bool cached = n <= int64_t{kCached} * kMaxGroupBlock;
-  const unsigned group = cached ? pow2_at_least((n + kCached - 1) / kCached, kMaxGroupBlock) : kMaxGroupBlock;
-  const unsigned block = std::max<unsigned>(group, kBlock), per_block = block / group;
+  // 16-byte loads and stores need unit strides along the row and every row start aligned.
+  constexpr int kV = kRowVec<T>;
+  bool vec =
+      kV > 1 && ss == 1 && ds == 1 && n % kV == 0 && aligned_to(src.ptr<T>(), 16) && aligned_to(dst.ptr<T>(), 16);
+  for (int d = 0; d < plan.rank(); ++d) vec = vec && plan.strides[d][0] % kV == 0 && plan.strides[d][1] % kV == 0;
+  const RowShape shape = row_shape<T>(ctx, n, vec);
+  const unsigned group = shape.group, block = std::max<unsigned>(group, kBlock), per_block = block / group;
   // 32-bit math also needs the in-row offsets (and the padded thread indices) to fit.
   const int64_t limit = INT32_MAX / 2;
   const int64_t so = max_offset(plan, 0), dso = max_offset(plan, 1);
-  const bool extra_fits = ss >= 0 && ds >= 0 && so >= 0 && dso >= 0 && n + int64_t{kCached} * kMaxGroupBlock < limit &&
-                          (n - 1) * ss + so < limit && (n - 1) * ds + dso < limit;
+  const int64_t held = int64_t{kMaxGroupBlock} * 32 * (shape.batches + 1);  // >= the elements a group holds
+  const bool extra_fits = ss >= 0 && ds >= 0 && so >= 0 && dso >= 0 && n + held < limit && (n - 1) * ss + so < limit &&
+                          (n - 1) * ds + dso < limit;
   for_each_launch<2>(plan, extra_fits, [&]<class Index>(int first, const std::array<int64_t, 2>& off, int64_t) {
     const int64_t rows = numel_from(plan, first);
     const RowArgsN<T, Index> a{make_meta<Index, 2>(plan, first),
@@ -236,16 +371,28 @@ void run_lastdim(const LaunchCtx& ctx, const TensorArg& src, const TensorArg& ds
                                static_cast<Index>(n),
                                static_cast<Index>(ss),
                                static_cast<Index>(ds),
-                               group};
+                               group,
+                               shape.batches};
     const int64_t blocks = (rows + per_block - 1) / per_block;
     const unsigned grid = capped_grid(ctx, blocks);
-    const auto stream = gpu::native_stream(ctx.stream);
-    if (cached) {
-      lastdim_kernel<Kind, true, T, Index><<<grid, block, 0, stream>>>(a, p);
-    } else {
-      lastdim_kernel<Kind, false, T, Index><<<grid, block, 0, stream>>>(a, p);
+    const auto launch = [&]<RowPath Path>() {
+      const auto kernel = lastdim_kernel<Kind, Path, T, Index>;
+      if (shape.shared > 0)
+        gpu::allow_dynamic_shared(reinterpret_cast<const void*>(kernel), shape.shared, ctx.op, ctx.device);
+      kernel<<<grid, block, static_cast<size_t>(shape.shared), gpu::native_stream(ctx.stream)>>>(a, p);
+      gpu::check_launch(ctx.op, ctx.device);
+    };
+    switch (shape.path) {
+      case RowPath::Vector:
+        launch.template operator()<RowPath::Vector>();
+        break;
+      case RowPath::Scalar:
+        launch.template operator()<RowPath::Scalar>();
+        break;
+      case RowPath::Streamed:
+        launch.template operator()<RowPath::Streamed>();
+        break;
     }
-    gpu::check_launch(ctx.op, ctx.device);
   });
 }
 

@@ -16,6 +16,27 @@
 // a run with its mirror image, the later steps p with p + h, h halving), so every run stays
 // ascending. Steps with h >= kTile run as global passes (two steps per pass where two remain);
 // the rest of each merge runs in shared memory, tile by tile, and the last merge writes the outputs.
+//
+// Note [GPU radix sort]
+// Rows longer than one bitonic tile, with 32-bit keys (every dtype but f64 and i64) and short enough
+// for the block's shared memory (up to 32768 f32 elements in 208 KB, with the opt-in above 48 KB of
+// gpu::allow_dynamic_shared), are sorted by one block per row instead: an LSD radix sort of 8-bit
+// digits over the keys, stable by construction, so the result is the unique order of the pairs
+// (key, index) again. Shared memory holds the row's source elements (`vals`: keys are computed from
+// them when needed, and the values come out bit for bit, -0 and NaN payloads included) and the
+// permutation `perm` (u16 positions). Positions n..npad-1 pad the row to whole warps with the
+// largest key; they sort after every element (their positions are larger). A pass over one digit:
+//   1. warp w owns positions [w*C, (w+1)*C) (C = items * warp size) and reads them lane by lane, in
+//      order; 8 ballots give the lanes holding the same digit, hence each element's rank among the
+//      warp's elements of its digit so far (cnt[w][digit] counts them). Its source position and that
+//      rank stay in a register.
+//   2. an exclusive scan of cnt over (digit, warp), in that order, turns cnt[w][d] into the position
+//      of warp w's first element of digit d.
+//   3. each element goes to perm[cnt[w][digit] + rank]: equal digits keep their order, since earlier
+//      warps and earlier lanes come first.
+// perm is rewritten in place: every read of a pass ends (barrier) before its first write, the pass's
+// elements waiting in registers. One row costs 4 passes of a few dozen instructions per element on
+// chip; the memory traffic is the floor: the row read once, values and indices written once.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -258,6 +279,128 @@ __global__ void __launch_bounds__(kSortThreads)
   }
 }
 
+constexpr int kRadixThreads = 1024;
+constexpr int kRadixItems = 32;  // most positions per thread (registers of step 1 to step 3)
+constexpr int kDigits = 256;
+// cnt (u16, for up to kRadixThreads / 32 warps) and the scan's warp sums; vals follows.
+constexpr int kRadixCountBytes = kRadixThreads / 32 * kDigits * 2 + kDigits / 32 * 4;
+
+// Key of position i of a row of n (padding past n: the largest key).
+template <class T>
+__device__ __forceinline__ uint32_t radix_key(const T* vals, uint32_t i, uint32_t n, bool descending) {
+  return i < n ? sort_key(vals[i], descending) : ~uint32_t{0};
+}
+
+// Sorts whole rows of `items` * kRadixThreads positions (Note [GPU radix sort]); `passes` digits
+// of the key (1 when only the low byte varies).
+template <class T>
+__global__ void __launch_bounds__(kRadixThreads) radix_sort_kernel(SortArgs<T> a, int items, int passes) {
+  extern __shared__ __align__(16) unsigned char radix_smem[];
+  constexpr int ws = gpu::warp_size(), warps = kRadixThreads / ws;
+  uint16_t* cnt = reinterpret_cast<uint16_t*>(radix_smem);
+  int* wsum = reinterpret_cast<int*>(radix_smem + kRadixThreads / 32 * kDigits * 2);
+  T* vals = reinterpret_cast<T*>(radix_smem + kRadixCountBytes);
+  uint16_t* perm = reinterpret_cast<uint16_t*>(vals + items * kRadixThreads);
+  const int t = static_cast<int>(threadIdx.x), lane = t % ws, w = t / ws;
+  uint16_t* my_cnt = cnt + w * kDigits;
+  const auto n = static_cast<uint32_t>(a.n);
+  const gpu::lane_mask_t below = (gpu::lane_mask_t{1} << lane) - 1;
+  for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
+    int64_t off[3];
+    row_offsets(a.m, r, off);
+#pragma unroll 8
+    for (int q = t; q < static_cast<int>(n); q += kRadixThreads) vals[q] = a.src[off[0] + q * a.ss];
+    for (int d = lane; d < kDigits; d += ws) my_cnt[d] = 0;
+    __syncthreads();
+#pragma unroll 1
+    for (int pass = 0; pass < passes; ++pass) {
+      const int shift = 8 * pass;
+      uint32_t item[kRadixItems];  // source position | rank << 16
+#pragma unroll
+      for (int it = 0; it < kRadixItems; ++it) {
+        if (it < items) {
+          const int j = (w * items + it) * ws + lane;
+          const uint32_t i = pass == 0 ? static_cast<uint32_t>(j) : perm[j];
+          const uint32_t d = (radix_key(vals, i, n, a.descending) >> shift) & (kDigits - 1);
+          gpu::lane_mask_t peers = gpu::ballot(true);
+#pragma unroll
+          for (int b = 0; b < 8; ++b) {
+            const bool bit = (d >> b) & 1;
+            const gpu::lane_mask_t m = gpu::ballot(bit);
+            peers &= bit ? m : ~m;
+          }
+          const uint32_t before = my_cnt[d];
+          gpu::syncwarp();  // every lane has read before the last peer writes
+          if ((peers >> lane) == 1) my_cnt[d] = static_cast<uint16_t>(before + gpu::popc(peers));
+          gpu::syncwarp();
+          item[it] = i | (before + static_cast<uint32_t>(gpu::popc(peers & below))) << 16;
+        }
+      }
+      __syncthreads();
+      int total = 0, incl = 0;  // over the 256 digits, thread d: digit d
+      if (t < kDigits) {
+        for (int v = 0; v < warps; ++v) total += cnt[v * kDigits + t];
+        incl = total;
+        for (int k = 1; k < ws; k *= 2) {
+          const int o = gpu::shfl_up(incl, static_cast<unsigned>(k));
+          if (lane >= k) incl += o;
+        }
+        if (lane == ws - 1) wsum[w] = incl;
+      }
+      __syncthreads();
+      if (t < kDigits) {
+        int start = incl - total;
+        for (int v = 0; v < w; ++v) start += wsum[v];
+        for (int v = 0; v < warps; ++v) {
+          const int c = cnt[v * kDigits + t];
+          cnt[v * kDigits + t] = static_cast<uint16_t>(start);
+          start += c;
+        }
+      }
+      __syncthreads();
+#pragma unroll
+      for (int it = 0; it < kRadixItems; ++it) {
+        if (it < items) {
+          const uint32_t i = item[it] & 0xffffu;
+          const uint32_t d = (radix_key(vals, i, n, a.descending) >> shift) & (kDigits - 1);
+          perm[my_cnt[d] + (item[it] >> 16)] = static_cast<uint16_t>(i);
+        }
+      }
+      gpu::syncwarp();  // this warp's positions are read: clear its counters for the next pass
+      for (int d = lane; d < kDigits; d += ws) my_cnt[d] = 0;
+      __syncthreads();
+    }
+    for (int q = t; q < static_cast<int>(n); q += kRadixThreads) {
+      const int i = perm[q];
+      a.indices[off[1] + q * a.is] = i;
+      if (a.values) a.values[off[2] + q * a.vs] = vals[i];
+    }
+    __syncthreads();  // before the next row overwrites vals and perm
+  }
+}
+
+// Sorts the rows with radix_sort_kernel when they qualify (Note [GPU radix sort]); returns whether
+// it did.
+template <class T>
+bool radix_sort_rows(const LaunchCtx& ctx, const SortArgs<T>& a) {
+  if constexpr (sizeof(sort_key_t<T>) != 4) {
+    return false;
+  } else {
+    const int64_t items = (a.n + kRadixThreads - 1) / kRadixThreads;
+    if (a.n <= tile_len<uint32_t, uint32_t>() || items > kRadixItems) return false;
+    const int64_t bytes = kRadixCountBytes + static_cast<int64_t>(sizeof(T) + 2) * items * kRadixThreads;
+    if (bytes > gpu::max_shared_per_block(ctx.device)) return false;
+    using V = cmp_t<T>;
+    const int passes = std::is_integral_v<V> && sizeof(V) == 1 ? 1 : 4;  // u8: the key is one byte
+    auto* kernel = radix_sort_kernel<T>;
+    gpu::allow_dynamic_shared(reinterpret_cast<const void*>(kernel), static_cast<int64_t>(bytes), ctx.op, ctx.device);
+    kernel<<<row_grid(a.rows), kRadixThreads, static_cast<size_t>(bytes), gpu::native_stream(ctx.stream)>>>(
+        a, static_cast<int>(items), passes);
+    gpu::check_launch(ctx.op, ctx.device);
+    return true;
+  }
+}
+
 int log2_ceil(int64_t n) {
   int l = 0;
   while ((int64_t{1} << l) < n) ++l;
@@ -326,6 +469,7 @@ void sort(const LaunchCtx& ctx, Backend& be, const TensorArg& src, const TensorA
                         vt.layout.strides().back(),
                         descending};
           // Positions of the padded row (Note [GPU sort keys]) in 32 bits when they fit.
+          if (radix_sort_rows(ctx, a)) return;
           if (log2_ceil(n) <= 32)
             sort_slice<T, uint32_t>(ctx, be, a);
           else

@@ -92,6 +92,11 @@ DeviceProperties device_properties(int device) {
   out.max_threads_per_block = p.maxThreadsPerBlock;
   out.total_memory = static_cast<int64_t>(p.totalGlobalMem);
   out.memory_pools = pools != 0;
+#if defined(WICK_GPU_CUDA)
+  out.shared_per_block_optin = static_cast<int64_t>(p.sharedMemPerBlockOptin);
+#else
+  out.shared_per_block_optin = static_cast<int64_t>(p.sharedMemPerBlock);  // the whole LDS; no opt-in
+#endif
   return out;
 }
 
@@ -105,9 +110,37 @@ void memory_info(int device, int64_t* free_bytes, int64_t* total_bytes) {
   *total_bytes = static_cast<int64_t>(t);
 }
 
+int max_shared_per_block(int device) {
+  int bytes = 0;
+#if defined(WICK_GPU_CUDA)
+  check(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), "device", device);
+#else
+  check(hipDeviceGetAttribute(&bytes, hipDeviceAttributeMaxSharedMemoryPerBlock, device), "device", device);
+#endif
+  return bytes;
+}
+
 void check_launch(const char* op, int device) {
   const error_t e = WICK_VENDOR(GetLastError)();
   if (e != kSuccess) raise(e, op, device);
+}
+
+int resident_blocks(const void* kernel, int block, int64_t shared, const char* op, int device) {
+  int n = 0;
+  check(WICK_VENDOR(OccupancyMaxActiveBlocksPerMultiprocessor)(&n, kernel, block, static_cast<size_t>(shared)), op,
+        device);
+  return n;
+}
+
+void allow_dynamic_shared(const void* kernel, int64_t bytes, const char* op, int device) {
+  check(WICK_VENDOR(FuncSetAttribute)(kernel, WICK_VENDOR(FuncAttributeMaxDynamicSharedMemorySize),
+                                      static_cast<int>(bytes)),
+        op, device);
+#if defined(WICK_GPU_CUDA)
+  // L1 and shared memory share one array on NVIDIA; AMD's LDS is separate (no carve-out).
+  check(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared),
+        op, device);
+#endif
 }
 
 // ---- streams and events ----------------------------------------------------------------------
@@ -123,7 +156,9 @@ Stream::~Stream() {
   if (handle_) (void)WICK_VENDOR(StreamDestroy)(native_stream(handle_));
 }
 
-void Stream::synchronize(const char* op) const { check(WICK_VENDOR(StreamSynchronize)(native_stream(handle_)), op, device_); }
+void Stream::synchronize(const char* op) const {
+  check(WICK_VENDOR(StreamSynchronize)(native_stream(handle_)), op, device_);
+}
 
 void Stream::wait(const Event& e) const {
   check(WICK_VENDOR(StreamWaitEvent)(native_stream(handle_), static_cast<WICK_VENDOR(Event_t)>(e.native()), 0), "wait",
@@ -143,7 +178,8 @@ Event::~Event() {
 }
 
 void Event::record(const Stream& s) {
-  check(WICK_VENDOR(EventRecord)(static_cast<WICK_VENDOR(Event_t)>(handle_), native_stream(s.native())), "event", device_);
+  check(WICK_VENDOR(EventRecord)(static_cast<WICK_VENDOR(Event_t)>(handle_), native_stream(s.native())), "event",
+        device_);
 }
 
 void Event::synchronize() const {
@@ -238,8 +274,7 @@ MemoryPool::MemoryPool(int device) : device_(device) {
   // Keep freed memory in the pool: without a threshold the pool gives memory back to the driver
   // at every synchronisation, and the next allocation pays for mapping it again.
   uint64_t threshold = std::numeric_limits<uint64_t>::max();
-  check(WICK_VENDOR(MemPoolSetAttribute)(pool, WICK_VENDOR(MemPoolAttrReleaseThreshold), &threshold), "alloc",
-        device);
+  check(WICK_VENDOR(MemPoolSetAttribute)(pool, WICK_VENDOR(MemPoolAttrReleaseThreshold), &threshold), "alloc", device);
   pool_ = pool;
 }
 

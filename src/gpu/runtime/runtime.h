@@ -27,6 +27,8 @@ struct DeviceProperties {
   int max_threads_per_block = 0;
   int64_t total_memory = 0;
   bool memory_pools = false;  // stream-ordered allocation supported
+  // Shared memory one block may use, static + dynamic, once a kernel opts in (allow_dynamic_shared).
+  int64_t shared_per_block_optin = 48 * 1024;
 };
 DeviceProperties device_properties(int device);
 
@@ -35,9 +37,24 @@ void set_device(int device);
 // Free and total memory of `device` as the driver sees it.
 void memory_info(int device, int64_t* free_bytes, int64_t* total_bytes);
 
+// The most shared memory one block of a kernel on `device` may use, static plus dynamic: the
+// opt-in limit on NVIDIA (227 KB on H100 / H200, above the default 48 KB), the plain limit on AMD
+// (64 KB LDS), where no opt-in exists.
+int max_shared_per_block(int device);
+
 // Throws the error of the last kernel launch on this thread, if there was one. Launches are
 // asynchronous; faults during execution surface at the next synchronisation.
 void check_launch(const char* op, int device);
+
+// Lets `kernel` (the address of a __global__ function) launch with `bytes` of dynamic shared
+// memory, above the default 48 KB per block when the device allows it (up to
+// shared_per_block_optin), and asks for the largest shared memory carve-out, so that several
+// such blocks fit on one multiprocessor.
+void allow_dynamic_shared(const void* kernel, int64_t bytes, const char* op, int device);
+
+// How many blocks of `block` threads (and `shared` bytes of dynamic shared memory) of `kernel` fit
+// on one multiprocessor of the current device at once.
+int resident_blocks(const void* kernel, int block, int64_t shared, const char* op, int device);
 
 class Stream {
  public:

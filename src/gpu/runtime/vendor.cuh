@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "gpu/config.h"
 
@@ -48,6 +49,48 @@ __device__ inline T shfl_xor(T v, int lane_mask) {
   return __shfl_xor_sync(0xffffffffu, v, lane_mask, warp_size());
 #else
   return __shfl_xor(v, lane_mask, warp_size());
+#endif
+}
+
+// Lane masks: bit k for lane k, as wide as the target's warp (kernels use only lane_mask_t, popc,
+// and shifts by lane numbers, so none depends on the width).
+using lane_mask_t = std::conditional_t<WICK_DEVICE_WARP_SIZE == 64, uint64_t, uint32_t>;
+
+__device__ inline int popc(lane_mask_t m) {
+  if constexpr (sizeof(lane_mask_t) == 8)
+    return __popcll(m);
+  else
+    return __popc(m);
+}
+
+// The lanes of the warp whose `pred` is true (every lane must take part).
+__device__ inline lane_mask_t ballot(bool pred) {
+#if defined(WICK_GPU_CUDA)
+  return __ballot_sync(0xffffffffu, pred);
+#else
+  return static_cast<lane_mask_t>(__ballot(pred));
+#endif
+}
+
+// Lane i gets v of lane i - delta (its own v when i < delta); every lane must take part.
+template <class T>
+__device__ inline T shfl_up(T v, unsigned delta) {
+#if defined(WICK_GPU_CUDA)
+  return __shfl_up_sync(0xffffffffu, v, delta, warp_size());
+#else
+  return __shfl_up(v, delta, warp_size());
+#endif
+}
+
+// Orders the shared memory accesses of the warp's lanes: those before the call happen before those
+// after it, across lanes (a barrier of one warp).
+__device__ inline void syncwarp() {
+#if defined(WICK_GPU_CUDA)
+  __syncwarp();
+#else
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront");
+  __builtin_amdgcn_wave_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront");
 #endif
 }
 
