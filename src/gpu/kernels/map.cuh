@@ -27,6 +27,16 @@ inline unsigned capped_grid(const LaunchCtx& ctx, int64_t blocks) {
 // Blocks of kBlock threads for `work` elements, capped as above.
 inline unsigned grid_for(const LaunchCtx& ctx, int64_t work) { return capped_grid(ctx, (work + kBlock - 1) / kBlock); }
 
+// Note [GPU flat grid]
+// The contiguous elementwise kernel gets one block per kBlock vectors, uncapped (up to the grid
+// limit; its grid-stride loop covers the rest): on the H100 the capped grid (32 blocks per
+// multiprocessor, each looping) moved 2835 GB/s on a 1 GiB copy and the uncapped one 2955, as
+// torch's copy does; add, exp, casts and where gained the same 4-5%. The strided kernels keep the
+// cap: on the broadcast-mul row the uncapped grid was 15% slower.
+inline unsigned flat_grid(int64_t work) {
+  return static_cast<unsigned>(std::clamp<int64_t>((work + kBlock - 1) / kBlock, 1, INT32_MAX));
+}
+
 template <class Index, int N>
 Meta<Index, N> make_meta(const Plan<N>& p, int first) {
   Meta<Index, N> m{};
@@ -77,7 +87,7 @@ void map_impl(const LaunchCtx& ctx, const F& f, const TensorArg& dst, std::index
                          (((broadcast >> K) & 1u || aligned_to(std::get<K>(in), sizeof(Vec<In, V>))) && ...);
     if (aligned) {
       const int64_t n = p.numel;
-      map_flat_kernel<V, F, Out, In...><<<grid_for(ctx, (n + V - 1) / V), kBlock, 0, gpu::native_stream(ctx.stream)>>>(
+      map_flat_kernel<V, F, Out, In...><<<flat_grid((n + V - 1) / V), kBlock, 0, gpu::native_stream(ctx.stream)>>>(
           f, n, int64_t{0}, broadcast, out, std::get<K>(in)...);
       gpu::check_launch(ctx.op, ctx.device);
       return;
