@@ -4,9 +4,10 @@
 // Note [Random streams]
 // A call that fills n elements reserves a run of 128-bit block counters from its device
 // (Backend::take_random). Element i reads block (start + i / per_block): per_block is 4 for
-// uniform f32/f16/bf16/f8 (one 32-bit word each), 2 for uniform f64 (two words each) and 2 for
-// normals (one Box-Muller pair per block). The result of an element depends only on (seed, counter,
-// i), never on threads or launch shape, so the CPU, CUDA and ROCm give the same uniform bits.
+// f32/f16/bf16/f8 (one 32-bit word each for uniforms, two Box-Muller pairs of words for normals)
+// and 2 for f64 (two words each for uniforms, one pair of 64-bit uniforms for normals). The result
+// of an element depends only on (seed, counter, i), never on threads or launch shape, so the CPU,
+// CUDA and ROCm give the same uniform bits.
 // Uniforms use explicit fma so that no compiler contraction changes the rounding.
 #pragma once
 
@@ -85,46 +86,56 @@ WICK_HOST_DEVICE inline double uniform_f64(uint64_t seed, uint64_t start, uint64
   return uniform_f64_of(block(seed, start + i / 2), static_cast<unsigned>(i % 2), lo, span);
 }
 
-// Normal elements 2k and 2k + 1 come from block k: Box-Muller on its uniforms (u1 in (0, 1] so the
-// log is finite), radius r and angle theta; element 2k is r cos(theta), element 2k + 1 is
-// r sin(theta). normal_*_pair gives both, normal_* one; the expressions are shared so that a kernel
-// computing a whole block gives the bits of one computing each element.
-struct Polar32 {
-  float r, theta;
-};
-WICK_HOST_DEVICE inline Polar32 polar_f32(const Block& b) {
-  const float u1 = 1.0f - unit_f32(b.w[0]);
-  const float u2 = unit_f32(b.w[1]);
-  return Polar32{sqrtf(-2.0f * logf(u1)), 6.28318530717958647692f * u2};
+// Normals by Box-Muller: radius r = sqrt(-2 log u1) with u1 in (0, 1] (a finite log), angle
+// theta = 2 pi u2 - pi in [-pi, pi); the pair is (r cos(theta), r sin(theta)). In f32, block k gives
+// elements 4k .. 4k + 3: words (0, 1) the first pair, words (2, 3) the second. In f64, block k gives
+// elements 2k, 2k + 1 from two 53-bit uniforms. normal_*_block gives a whole block and normal_* one
+// element, with the same expressions, so a kernel computing blocks gives the bits of one computing
+// elements.
+//
+// On a GPU the f32 sine and cosine are the hardware's (__sincosf: absolute error about 2^-21 on
+// [-pi, pi), which is why theta is centred), a few instructions instead of a range reduction each:
+// randn f32 is bound by its arithmetic (the Philox rounds and Box-Muller), not by memory. The host
+// uses std::sin / std::cos, so CPU and GPU normals agree to a few 1e-7 times r, not bit for bit.
+WICK_HOST_DEVICE inline void sincos_f32(float t, float* s, float* c) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  __sincosf(t, s, c);
+#else
+  *s = std::sin(t);
+  *c = std::cos(t);
+#endif
 }
-struct Polar64 {
-  double r, theta;
-};
-WICK_HOST_DEVICE inline Polar64 polar_f64(const Block& b) {
-  const double u1 = 1.0 - unit_f64(b.w[0], b.w[1]);
-  const double u2 = unit_f64(b.w[2], b.w[3]);
-  return Polar64{::sqrt(-2.0 * ::log(u1)), 6.28318530717958647692 * u2};
+WICK_HOST_DEVICE inline void normal_f32_pair(uint32_t w1, uint32_t w2, float mean, float std, float out[2]) {
+  const float u1 = 1.0f - unit_f32(w1);
+  const float theta = fmaf(6.28318530717958647692f, unit_f32(w2), -3.14159265358979323846f);
+  const float r = sqrtf(-2.0f * logf(u1));
+  float s, c;
+  sincos_f32(theta, &s, &c);
+  out[0] = fmaf(r * c, std, mean);
+  out[1] = fmaf(r * s, std, mean);
 }
-
+WICK_HOST_DEVICE inline void normal_f32_block(const Block& b, float mean, float std, float out[4]) {
+  normal_f32_pair(b.w[0], b.w[1], mean, std, out);
+  normal_f32_pair(b.w[2], b.w[3], mean, std, out + 2);
+}
 WICK_HOST_DEVICE inline float normal_f32(uint64_t seed, uint64_t start, uint64_t i, float mean, float std) {
-  const Polar32 p = polar_f32(block(seed, start + i / 2));
-  const float z = (i % 2) ? p.r * sinf(p.theta) : p.r * cosf(p.theta);
-  return fmaf(z, std, mean);
+  const Block b = block(seed, start + i / 4);
+  const unsigned k = static_cast<unsigned>(i % 4) & ~1u;
+  float z[2];
+  normal_f32_pair(b.w[k], b.w[k + 1], mean, std, z);
+  return z[i % 2];
+}
+WICK_HOST_DEVICE inline void normal_f64_block(const Block& b, double mean, double std, double out[2]) {
+  const double u1 = 1.0 - unit_f64(b.w[0], b.w[1]);
+  const double theta = fma(6.28318530717958647692, unit_f64(b.w[2], b.w[3]), -3.14159265358979323846);
+  const double r = ::sqrt(-2.0 * ::log(u1));
+  out[0] = fma(r * ::cos(theta), std, mean);
+  out[1] = fma(r * ::sin(theta), std, mean);
 }
 WICK_HOST_DEVICE inline double normal_f64(uint64_t seed, uint64_t start, uint64_t i, double mean, double std) {
-  const Polar64 p = polar_f64(block(seed, start + i / 2));
-  const double z = (i % 2) ? p.r * ::sin(p.theta) : p.r * ::cos(p.theta);
-  return fma(z, std, mean);
-}
-WICK_HOST_DEVICE inline void normal_f32_pair(const Block& b, float mean, float std, float out[2]) {
-  const Polar32 p = polar_f32(b);
-  out[0] = fmaf(p.r * cosf(p.theta), std, mean);
-  out[1] = fmaf(p.r * sinf(p.theta), std, mean);
-}
-WICK_HOST_DEVICE inline void normal_f64_pair(const Block& b, double mean, double std, double out[2]) {
-  const Polar64 p = polar_f64(b);
-  out[0] = fma(p.r * ::cos(p.theta), std, mean);
-  out[1] = fma(p.r * ::sin(p.theta), std, mean);
+  double z[2];
+  normal_f64_block(block(seed, start + i / 2), mean, std, z);
+  return z[i % 2];
 }
 
 }  // namespace wick::philox

@@ -136,7 +136,8 @@ Tensor Tensor::rand_normal(const Shape& shape, DType dtype, double mean, double 
   front::check_op_dtype(Op::RandNormal, t);
   const uint64_t n = static_cast<uint64_t>(t.numel());
   Backend& b = backend(t);
-  const RandomStream rs = b.take_random((n + 1) / 2);
+  const uint64_t per_block = dtype == DType::F64 ? 2 : 4;  // Note [Random streams]
+  const RandomStream rs = b.take_random((n + per_block - 1) / per_block);
   if (n > 0) b.rand_normal(TensorArg(t), mean, std, rs);
   return t;
 }

@@ -71,7 +71,7 @@ struct Uniform {
 
 template <class T>
 struct Normal {
-  static constexpr int kPer = 2;
+  static constexpr int kPer = std::is_same_v<T, double> ? 2 : 4;
   uint64_t seed, counter;
   double mean, std;
   float mean_f, std_f;
@@ -84,12 +84,12 @@ struct Normal {
   __device__ void block(uint64_t k, T (&out)[kPer]) const {
     const philox::Block b = philox::block(seed, counter + k);
     if constexpr (std::is_same_v<T, double>) {
-      philox::normal_f64_pair(b, mean, std, out);
+      philox::normal_f64_block(b, mean, std, out);
     } else {
-      float z[2];
-      philox::normal_f32_pair(b, mean_f, std_f, z);
-      out[0] = convert<T>(z[0]);
-      out[1] = convert<T>(z[1]);
+      float z[4];
+      philox::normal_f32_block(b, mean_f, std_f, z);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) out[j] = convert<T>(z[j]);
     }
   }
 };

@@ -101,7 +101,8 @@ void set_flag(const LaunchCtx& ctx, unsigned long long* flag, unsigned long long
 // dst[i] = src[i + ids[i] * src_dim_stride] over dst's shape; src_strides and ids_strides are laid
 // over dst's shape (src's is 0 at the indexed dim).
 void gather(const LaunchCtx& ctx, const TensorArg& dst, const TensorArg& src, const Strides& src_strides,
-            int64_t src_dim_stride, const TensorArg& ids, const Strides& ids_strides);
+            int64_t src_dim_stride, const TensorArg& ids, const Strides& ids_strides,
+            uint64_t size, unsigned long long* bad);
 // dst[i + ids[i] * dst_dim_stride] = (or +=) src[i] over `shape`; every stride list is laid over it.
 void scatter(const LaunchCtx& ctx, const TensorArg& dst, const Strides& dst_strides, int64_t dst_dim_stride,
              const TensorArg& src, const Strides& src_strides, const TensorArg& ids, const Strides& ids_strides,
