@@ -33,5 +33,7 @@ cp -L "$(dirname "$blas")/libopenblas.so.0" "$stage/lib/"
 git -C "$src" log --oneline -1 >"$stage/COMMIT"
 git -C "$src" status --short >>"$stage/COMMIT"
 mkdir -p "$root/.deps/prebuilt"
-tar -C "$stage" -cf - . | xz -T0 -6 >"$root/.deps/prebuilt/wick-sm90.tar.xz"
+# Written aside and renamed, so that a device run never picks up half an archive.
+tar -C "$stage" -cf - . | xz -T0 -6 >"$root/.deps/prebuilt/wick-sm90.tar.xz.part"
+mv "$root/.deps/prebuilt/wick-sm90.tar.xz.part" "$root/.deps/prebuilt/wick-sm90.tar.xz"
 ls -l "$root/.deps/prebuilt/wick-sm90.tar.xz"
