@@ -122,7 +122,7 @@ void gather_launch(const LaunchCtx& ctx, const Plan<3>& p, U* out, const U* src,
                    uint64_t size, unsigned long long* bad) {
   for_each_launch<3>(p, true, [&]<class Index>(int first, const std::array<int64_t, 3>& off, int64_t) {
     const int64_t n = numel_from(p, first);
-    gather_kernel<U, I, Index><<<grid_for(ctx, n), kBlock, 0, gpu::native_stream(ctx.stream)>>>(
+    gather_kernel<U, I, Index><<<flat_grid(n), kBlock, 0, gpu::native_stream(ctx.stream)>>>(
         make_meta<Index, 3>(p, first), static_cast<Index>(n), out + off[0], src + off[1], ids + off[2], sds, size,
         bad);
     gpu::check_launch(ctx.op, ctx.device);

@@ -118,4 +118,32 @@ __global__ void __launch_bounds__(kBlock)
     flat_step(f, i, base, broadcast, out, std::index_sequence_for<In...>{}, in...);
 }
 
+// The two-dim contiguous path (Note [GPU row path] in map.cuh): `rows` rows of `inner` elements,
+// every operand unit-stride along a row (or a broadcast scalar: bit k of `broadcast`), operand k's
+// rows rs.s[k] elements apart. Index is the type of the vector-to-row split (32-bit where it fits).
+template <int N>
+struct RowStrides {
+  int64_t s[N];
+};
+
+template <int V, class F, class Out, class... In, size_t... K>
+__device__ __forceinline__ void row_vec_step(const F& f, int64_t r, int64_t c, int64_t inner,
+                                             const RowStrides<1 + sizeof...(In)>& rs, unsigned broadcast, Out* out,
+                                             std::index_sequence<K...>, const In*... in) {
+  compute_store<V>(f, r * inner + c, out + r * rs.s[0] + c, load_vec<K, V>(in + r * rs.s[K + 1], c, broadcast)...);
+}
+
+template <class Index, int V, class F, class Out, class... In>
+__global__ void __launch_bounds__(kBlock) map_rows_kernel(F f, Index rows, Index inner,
+                                                          RowStrides<1 + sizeof...(In)> rs, unsigned broadcast,
+                                                          Out* out, const In*... in) {
+  const Index per_row = inner / V, nvec = rows * per_row;
+  const Index step = static_cast<Index>(blockDim.x) * gridDim.x;
+  for (Index v = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; v < nvec; v += step) {
+    const Index r = v / per_row, c = (v - r * per_row) * V;
+    row_vec_step<V>(f, static_cast<int64_t>(r), static_cast<int64_t>(c), static_cast<int64_t>(inner), rs, broadcast,
+                    out, std::index_sequence_for<In...>{}, in...);
+  }
+}
+
 }  // namespace wick::WICK_GPU_NS::kern
