@@ -2,6 +2,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -194,8 +195,20 @@ constexpr double kSmallGemm = 65536.0 * 4;
 }  // namespace
 
 std::string blas_details() {
-  return std::string(openblas_get_config()) + ", core " + openblas_get_corename() + ", " +
-         std::to_string(openblas_get_num_threads()) + " BLAS threads";
+  const std::string core = openblas_get_corename();
+  std::string s = std::string(openblas_get_config()) + ", core " + core + ", " +
+                  std::to_string(openblas_get_num_threads()) + " BLAS threads";
+  // OpenBLAS falls back to its pre-AVX kernels on a processor model it does not know (seen on a
+  // virtual machine's Xeon with AVX-512: f32 GEMM at 0.2 TFLOP/s on 16 cores). The core is chosen
+  // when the library loads, so only the environment can change it.
+  static const char* const kPreAvx[] = {"Prescott", "Core2", "Penryn", "Dunnington", "Nehalem", "Atom", "Katmai",
+                                        "Coppermine", "Northwood", "Banias"};
+  const bool pre_avx = std::find(std::begin(kPreAvx), std::end(kPreAvx), core) != std::end(kPreAvx);
+  if (pre_avx && simd::detected() >= simd::Isa::Avx2)
+    s += std::string("; OpenBLAS runs pre-AVX kernels on this ") + simd::isa_name(simd::detected()) +
+         " processor: OPENBLAS_CORETYPE=" + (simd::detected() == simd::Isa::Avx512 ? "SkylakeX" : "Haswell") +
+         " in the environment selects its vector kernels";
+  return s;
 }
 
 void gemm(MatRef<const float> a, MatRef<const float> b, MatRef<float> c, float beta) { gemm_impl<float>(a, b, c, beta); }
