@@ -49,27 +49,55 @@ Strides4 strides4(const TensorArg& t) {
 // x[n, c, ih, iw], 0 in the padding.
 //
 // Note [GPU im2col]
-// The kernel is bound by its integer work, not by memory: a 2-byte element leaves room for a
-// dozen instructions at the copy bandwidth. Splitting every element's row index into (n, c, i, j)
-// took 0.34 ms for the 115 MB of bf16 columns of the conv2d benchmark row on the H100. So a thread
-// owns one output pixel q of one (sample, channel) plane (blocks in y walk the planes) and writes
-// its kh*kw taps with running sums: one division per thread and plane, then an add, a bounds test,
-// a load (mostly an L1 hit: neighbouring threads read the same input rows) and a store per
-// element. A warp's stores are one coalesced run per tap.
-template <class Index, class A, class T>
+// The kernel is bound by its integer work, not by memory: a 2-byte element leaves room for a few
+// instructions at the copy bandwidth. Splitting every element's row index into (n, c, i, j) took
+// 0.34 ms for the 115 MB of bf16 columns of the conv2d benchmark row on the H100, so a thread owns
+// one output pixel q of one (sample, channel) plane (blocks in y walk the planes) and writes its
+// kh*kw taps with running sums: an add, a bounds test, a load (mostly an L1 hit: neighbouring
+// threads read the same input rows) and a store per element, each warp's stores one coalesced run
+// per tap. With that in 64-bit arithmetic the SMs still issued ~40 instructions per element (82% of
+// issue slots, 0.126 ms); im2col_kernel32 does it in 32-bit where every coordinate, in-plane offset
+// and column offset fits (fits_32bit), with one unsigned compare per bounds test.
+template <class A, class T>
 __global__ void __launch_bounds__(kern::kBlock)
-    im2col_kernel(const T* __restrict__ x, Strides4 xs, Geom g, Index planes, Index plane, A* __restrict__ col) {
-  const Index q = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x;
+    im2col_kernel32(const T* __restrict__ x, Strides4 xs, Geom g, int32_t planes, int32_t plane, A* __restrict__ col) {
+  const int32_t q = static_cast<int32_t>(blockIdx.x * blockDim.x + threadIdx.x);
   if (q >= plane) return;
-  const Index ow = static_cast<Index>(g.ow), c_in = static_cast<Index>(g.c_in);
-  const Index oy = q / ow;
-  const int64_t ih0 = convmath::conv_in_pos(static_cast<int64_t>(oy), 0, g.sh, g.ph, g.dh);
-  const int64_t iw0 = convmath::conv_in_pos(static_cast<int64_t>(q - oy * ow), 0, g.sw, g.pw, g.dw);
-  const int64_t taps_plane = g.kh * g.kw * static_cast<int64_t>(plane);
-  for (Index pc = blockIdx.y; pc < planes; pc += gridDim.y) {
-    const Index n = pc / c_in, c = pc - n * c_in;
+  const auto I = [](int64_t v) { return static_cast<int32_t>(v); };
+  const int32_t ow = I(g.ow), oy = q / ow, ox = q - oy * ow;
+  const int32_t h = I(g.h), w = I(g.w), kh = I(g.kh), kw = I(g.kw), dh = I(g.dh), dw = I(g.dw);
+  const int32_t xsh = I(xs.h), xsw = I(xs.w), c_in = I(g.c_in), taps_plane = kh * kw * plane;
+  const int32_t ih0 = oy * I(g.sh) - I(g.ph), iw0 = ox * I(g.sw) - I(g.pw);
+  for (int32_t pc = static_cast<int32_t>(blockIdx.y); pc < planes; pc += static_cast<int32_t>(gridDim.y)) {
+    const int32_t n = pc / c_in, c = pc - n * c_in;
     const T* xp = x + static_cast<int64_t>(n) * xs.n + static_cast<int64_t>(c) * xs.c;
-    A* out = col + static_cast<int64_t>(pc) * taps_plane + static_cast<int64_t>(q);
+    int32_t o = pc * taps_plane + q;
+    int32_t ih = ih0;
+    for (int32_t i = 0; i < kh; ++i, ih += dh) {
+      const bool row_in = static_cast<uint32_t>(ih) < static_cast<uint32_t>(h);
+      const int32_t row = ih * xsh;
+      int32_t iw = iw0;
+      for (int32_t j = 0; j < kw; ++j, iw += dw, o += plane)
+        col[o] = row_in && static_cast<uint32_t>(iw) < static_cast<uint32_t>(w) ? convert<A>(xp[row + iw * xsw])
+                                                                                : convert<A>(0.0f);
+    }
+  }
+}
+
+// The same in 64-bit arithmetic, for any size.
+template <class A, class T>
+__global__ void __launch_bounds__(kern::kBlock)
+    im2col_kernel(const T* __restrict__ x, Strides4 xs, Geom g, int64_t planes, int64_t plane, A* __restrict__ col) {
+  const int64_t q = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (q >= plane) return;
+  const int64_t oy = q / g.ow;
+  const int64_t ih0 = convmath::conv_in_pos(oy, 0, g.sh, g.ph, g.dh);
+  const int64_t iw0 = convmath::conv_in_pos(q - oy * g.ow, 0, g.sw, g.pw, g.dw);
+  const int64_t taps_plane = g.kh * g.kw * plane;
+  for (int64_t pc = blockIdx.y; pc < planes; pc += gridDim.y) {
+    const int64_t n = pc / g.c_in, c = pc - n * g.c_in;
+    const T* xp = x + n * xs.n + c * xs.c;
+    A* out = col + pc * taps_plane + q;
     int64_t ih = ih0;
     for (int64_t i = 0; i < g.kh; ++i, ih += g.dh) {
       const bool row_in = ih >= 0 && ih < g.h;
@@ -79,6 +107,19 @@ __global__ void __launch_bounds__(kern::kBlock)
         *out = row_in && iw >= 0 && iw < g.w ? convert<A>(xr[iw * xs.w]) : convert<A>(0.0f);
     }
   }
+}
+
+// Whether im2col_kernel32's 32-bit arithmetic holds for `planes` planes: every input coordinate a
+// tap can reach (padding included) times its stride, their in-plane offset sums, and the column
+// offsets stay below 2^31.
+bool fits_32bit(const Geom& g, const Strides4& xs, int64_t planes) {
+  constexpr int64_t kMax = INT32_MAX;
+  auto a = [](int64_t v) { return v < 0 ? -v : v; };
+  const int64_t lim_h = g.oh * a(g.sh) + a(g.ph) + g.kh * a(g.dh) + g.h;
+  const int64_t lim_w = g.ow * a(g.sw) + a(g.pw) + g.kw * a(g.dw) + g.w;
+  if (xs.h < 0 || xs.w < 0 || lim_h > kMax || lim_w > kMax) return false;
+  if (lim_h * std::max<int64_t>(xs.h, 1) + lim_w * std::max<int64_t>(xs.w, 1) > kMax) return false;
+  return planes <= kMax / 2 && g.c_in <= kMax && planes * g.kh * g.kw * g.oh * g.ow + g.oh * g.ow <= kMax;
 }
 
 // The adjoint of im2col as a gather, so that no atomics are needed: each output element
@@ -134,11 +175,11 @@ void im2col(const kern::LaunchCtx& ctx, const TensorArg& x, int64_t n0, const Ge
         auto run = [&]<class A>() {
           A* c = static_cast<A*>(col);
           const auto st = gpu::native_stream(ctx.stream);
-          if (std::max(planes, plane) <= INT32_MAX)
-            im2col_kernel<uint32_t, A, T><<<grid, kern::kBlock, 0, st>>>(xp, xs, g, static_cast<uint32_t>(planes),
-                                                                        static_cast<uint32_t>(plane), c);
+          if (fits_32bit(g, xs, planes))
+            im2col_kernel32<A, T><<<grid, kern::kBlock, 0, st>>>(xp, xs, g, static_cast<int32_t>(planes),
+                                                                 static_cast<int32_t>(plane), c);
           else
-            im2col_kernel<int64_t, A, T><<<grid, kern::kBlock, 0, st>>>(xp, xs, g, planes, plane, c);
+            im2col_kernel<A, T><<<grid, kern::kBlock, 0, st>>>(xp, xs, g, planes, plane, c);
           gpu::check_launch(ctx.op, ctx.device);
         };
         if constexpr (std::is_same_v<T, f8e4m3>) {
