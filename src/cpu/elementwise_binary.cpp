@@ -19,17 +19,10 @@ namespace {
 // of simd.h; elsewhere element by element. The same f32 math and rounding as the scalar path.
 template <class T, class F>
 void arith16(const TensorArg& a, const TensorArg& b, const TensorArg& dst) {
-  const Collapsed<3> c =
-      collapse<3>(dst.shape(), {&dst.layout.strides(), &a.layout.strides(), &b.layout.strides()});
   const auto widen = simd::converter<float, T>();
   const auto narrow = simd::converter<T, float>();
-  T* const out = dst.ptr<T>();
-  const T* const pa = a.ptr<T>();
-  const T* const pb = b.ptr<T>();
-  for_each_chunk<3>(c, [&](const std::array<int64_t, 3>& off, int64_t n, const std::array<int64_t, 3>& st) {
-    T* o = out + off[0];
-    const T* x = pa + off[1];
-    const T* y = pb + off[2];
+  ew_loops::for_each_binary_chunk<T, T>(a, b, dst, [&](T* o, const T* x, const T* y, int64_t n,
+                                                       const std::array<int64_t, 3>& st) {
     if (st[0] != 1 || st[1] > 1 || st[2] > 1 || st[1] < 0 || st[2] < 0) {
       for (int64_t j = 0; j < n; ++j)
         o[j * st[0]] = convert<T>(static_cast<float>(F{}(static_cast<float>(x[j * st[1]]), static_cast<float>(y[j * st[2]]))));

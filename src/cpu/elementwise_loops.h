@@ -30,19 +30,26 @@ void unary(const F& f, const TensorArg& src, const TensorArg& dst) {
   });
 }
 
-// dst = f(load(a), load(b)), f returning Out. Operands of a broadcast scalar along the row are
-// loaded (and converted) once per chunk.
-template <class T, class Out, class Load, class F>
-void binary(const Load& load, const F& f, const TensorArg& a, const TensorArg& b, const TensorArg& dst) {
+// body(o, x, y, n, st) for each chunk of a binary op dst(Out) = f(a(T), b(T)): the three operands'
+// pointers at the chunk's first element, its length and their strides along it.
+template <class T, class Out, class Body>
+void for_each_binary_chunk(const TensorArg& a, const TensorArg& b, const TensorArg& dst, const Body& body) {
   const Collapsed<3> c =
       collapse<3>(dst.shape(), {&dst.layout.strides(), &a.layout.strides(), &b.layout.strides()});
   Out* const out = dst.ptr<Out>();
   const T* const pa = a.ptr<T>();
   const T* const pb = b.ptr<T>();
   for_each_chunk<3>(c, [&](const std::array<int64_t, 3>& off, int64_t n, const std::array<int64_t, 3>& st) {
-    Out* o = out + off[0];
-    const T* x = pa + off[1];
-    const T* y = pb + off[2];
+    body(out + off[0], pa + off[1], pb + off[2], n, st);
+  });
+}
+
+// dst = f(load(a), load(b)), f returning Out. Operands of a broadcast scalar along the row are
+// loaded (and converted) once per chunk.
+template <class T, class Out, class Load, class F>
+void binary(const Load& load, const F& f, const TensorArg& a, const TensorArg& b, const TensorArg& dst) {
+  for_each_binary_chunk<T, Out>(a, b, dst, [&](Out* o, const T* x, const T* y, int64_t n,
+                                               const std::array<int64_t, 3>& st) {
     if (st[0] == 1 && st[1] == 1 && st[2] == 1) {
       for (int64_t j = 0; j < n; ++j) o[j] = f(load(x[j]), load(y[j]));
     } else if (st[0] == 1 && st[1] == 1 && st[2] == 0) {
