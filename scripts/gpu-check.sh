@@ -9,6 +9,7 @@
 #   PREBUILT=FILE   a tarball from scripts/pack-prebuilt.sh: skip the build (saves the device
 #                   minutes of compiling); the tests then run as 8 gtest shards instead of ctest
 #   BENCH="cuda cpu" also bench/run.sh against PyTorch on these devices (tables in bench-DEVICE.log)
+#   BENCH_ARGS="--op gather --op copy"  more bench/run.sh options (a row filter, say)
 #   MEMCHECK=0      skip compute-sanitizer;  MEMCHECK_FILTER=gtest filter for it
 #   BUILD=DIR JOBS=N
 set -u
@@ -86,7 +87,7 @@ fi
 step check 300 "$BUILD/wick" check --device cuda
 tail -5 "$OUT/check.log"
 for d in ${BENCH:-}; do
-  step "bench-$d" 300 bench/run.sh --no-build --build-dir "$BUILD" --device "$d"  # the table is the log
+  step "bench-$d" 300 bench/run.sh --no-build --build-dir "$BUILD" --device "$d" ${BENCH_ARGS:-}  # the table is the log
 done
 if [ "${MEMCHECK:-1}" = 1 ] && command -v compute-sanitizer >/dev/null 2>&1; then
   # The tests past 2^31 elements need gigabytes and are slow under the sanitizer; everything else runs.

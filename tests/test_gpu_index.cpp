@@ -150,4 +150,47 @@ TEST(GpuIndex, OffsetsPast2To31) {
   }
 }
 
+// The shared-memory row path of gather / index_select along the last dim (Note [GPU gather rows]):
+// enough rows to qualify on any GPU, a source row that starts off a 16-byte boundary and whose
+// length is not a multiple of 16 bytes (the staged copy's head and tail), ids contiguous and through
+// a transposed view, every dtype, and a bad id found by the row kernel.
+TEST(GpuIndex, GatherRowsMatchCpu) {
+  WICK_REQUIRE_GPU(devs);
+  const int64_t rows = 700, len = 999, cols = 1500;
+  std::vector<int64_t> idv(static_cast<size_t>(rows * cols));
+  for (size_t i = 0; i < idv.size(); ++i) idv[i] = static_cast<int64_t>((i * 7919 + i / 13) % len);
+  const Tensor ids = Tensor::from_vector(idv, {rows, cols});
+  const Tensor ids_t = Tensor::from_vector(idv, {cols, rows}).to_dtype(DType::U32).t();  // last-dim stride 700
+  std::vector<int64_t> sel(800);
+  for (size_t i = 0; i < sel.size(); ++i) sel[i] = static_cast<int64_t>((i * 31) % len);
+  const Tensor sel_ids = Tensor::from_vector(sel, {800});
+  for (const Device& d : devs) {
+    for (DType t : wick::kAllDTypes) {
+      SCOPED_TRACE(std::string(wick::dtype_name(t)) + " on " + d.location());
+      const Tensor x = small_ints({rows, len + 2}, t, 97).narrow(1, 1, len);  // rows start 1 element in
+      Tensor xs = Tensor::empty({rows, len + 2}, t, d).narrow(1, 1, len);
+      xs.copy_from(x.to(d));
+      EXPECT_EQ(bytes_of(xs.gather(ids.to(d), 1)), bytes_of(x.gather(ids, 1)));
+      EXPECT_EQ(bytes_of(xs.gather(ids_t.to(d), 1)), bytes_of(x.gather(ids_t, 1)));
+      EXPECT_EQ(bytes_of(xs.index_select(sel_ids.to(d), 1)), bytes_of(x.index_select(sel_ids, 1)));
+    }
+    std::vector<int64_t> bad = idv;
+    bad[static_cast<size_t>(rows * cols / 2 + 5)] = len;
+    bad[static_cast<size_t>(rows * cols - 1)] = -1;
+    const Tensor x = small_ints({rows, len}, DType::F32, 97);
+    const Tensor bid = Tensor::from_vector(bad, {rows, cols});
+    const std::string cpu = message_of([&] { (void)x.gather(bid, 1); });
+    ASSERT_NE(cpu, "no IndexError");
+    const std::string want = cpu.substr(0, cpu.rfind("(cpu)")) + "(" + d.location() + ")";
+    EXPECT_EQ(message_of([&] { (void)x.to(d).gather(bid.to(d), 1); }), want);
+    std::vector<int64_t> bad_sel = sel;
+    bad_sel[400] = len + 3;
+    const Tensor bsel = Tensor::from_vector(bad_sel, {800});
+    const std::string cpu_sel = message_of([&] { (void)x.index_select(bsel, 1); });
+    ASSERT_NE(cpu_sel, "no IndexError");
+    EXPECT_EQ(message_of([&] { (void)x.to(d).index_select(bsel.to(d), 1); }),
+              cpu_sel.substr(0, cpu_sel.rfind("(cpu)")) + "(" + d.location() + ")");
+  }
+}
+
 }  // namespace

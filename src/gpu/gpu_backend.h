@@ -112,6 +112,7 @@ class GpuBackend final : public Backend {
 
   int ordinal() const { return ordinal_; }
   const gpu::DeviceProperties& properties() const { return props_; }
+  const gpu::Stream& stream() const { return stream_; }
 
  private:
   // Makes this device current on the calling thread and describes a launch on its stream.
@@ -131,5 +132,25 @@ const GpuBackendProvider& provider();
 GpuShared& shared_state(int ordinal);
 // Gives the cached pinned staging blocks of the asynchronous host copies back (gpu_streams.cpp).
 void release_staging();
+
+// A read of a few device bytes that the host waits for without waiting for the work queued after
+// it (gpu_streams.cpp), made inside an op (after its enter()): the constructor queues a copy into a pinned staging block and a fence on
+// b's stream; wait() waits for that fence only. The index ops use it to learn the result of their
+// id check while their gather kernel, queued after the read, is still running.
+class EarlyRead {
+ public:
+  EarlyRead(GpuBackend& b, const void* src, int64_t nbytes);
+  ~EarlyRead();  // waits for the copy when wait() was not called, then gives the block back
+  EarlyRead(const EarlyRead&) = delete;
+  EarlyRead& operator=(const EarlyRead&) = delete;
+  // The bytes read; valid until destruction. Throws DeviceError for a fault in the work before.
+  const void* wait();
+
+ private:
+  void* block_ = nullptr;
+  int64_t capacity_ = 0;
+  gpu::Event done_;
+  bool waited_ = false;
+};
 
 }  // namespace wick::WICK_GPU_NS

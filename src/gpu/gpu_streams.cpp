@@ -185,4 +185,40 @@ void GpuBackend::copy_to_host_async(void* dst, const void* src, int64_t nbytes, 
   queue_finish(stream_, job);
 }
 
+// ---- early reads -----------------------------------------------------------------------------
+
+EarlyRead::EarlyRead(GpuBackend& b, const void* src, int64_t nbytes) : done_(b.ordinal(), /*timing=*/false) {
+  const Block blk = staging().take(nbytes, b.ordinal());
+  block_ = blk.data;
+  capacity_ = blk.capacity;
+  try {
+    gpu::memcpy_async(block_, src, nbytes, gpu::CopyKind::DeviceToHost, b.stream());
+    done_.record(b.stream());
+  } catch (...) {
+    // Nothing queued, or the fence failed after the copy: wait for the stream before reusing.
+    try {
+      b.stream().synchronize("copy");
+      staging().give(blk);
+    } catch (...) {
+      // The stream faulted: the copy may still write the block, so it stays out of the pool.
+    }
+    throw;
+  }
+}
+
+EarlyRead::~EarlyRead() {
+  try {
+    if (!waited_) done_.synchronize();
+    staging().give(Block{block_, capacity_});
+  } catch (...) {
+    // A faulted stream: the copy may not have run, the block stays out of the pool.
+  }
+}
+
+const void* EarlyRead::wait() {
+  done_.synchronize();
+  waited_ = true;
+  return block_;
+}
+
 }  // namespace wick::WICK_GPU_NS

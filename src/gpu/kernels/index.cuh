@@ -98,11 +98,12 @@ inline constexpr uint32_t kIdTypes = dtype_bit(DType::U8) | dtype_bit(DType::U32
 void check_ids(const LaunchCtx& ctx, const TensorArg& ids, int64_t size, unsigned long long* first_bad);
 // Writes `value` to *flag (stream-ordered).
 void set_flag(const LaunchCtx& ctx, unsigned long long* flag, unsigned long long value);
-// dst[i] = src[i + ids[i] * src_dim_stride] over dst's shape; src_strides and ids_strides are laid
-// over dst's shape (src's is 0 at the indexed dim).
+// dst[i] = src[i + ids[i] * src_dim_stride] over dst's shape, ids in [0, size) along `dim`;
+// src_strides and ids_strides are laid over dst's shape (src's is 0 at the indexed dim). An id out
+// of range writes a zero and sets *bad to 1.
 void gather(const LaunchCtx& ctx, const TensorArg& dst, const TensorArg& src, const Strides& src_strides,
-            int64_t src_dim_stride, const TensorArg& ids, const Strides& ids_strides,
-            uint64_t size, unsigned long long* bad);
+            int64_t src_dim_stride, int64_t size, const TensorArg& ids, const Strides& ids_strides, int dim,
+            unsigned long long* bad);
 // dst[i + ids[i] * dst_dim_stride] = (or +=) src[i] over `shape`; every stride list is laid over it.
 void scatter(const LaunchCtx& ctx, const TensorArg& dst, const Strides& dst_strides, int64_t dst_dim_stride,
              const TensorArg& src, const Strides& src_strides, const TensorArg& ids, const Strides& ids_strides,
