@@ -4,19 +4,37 @@
 // Accumulators are the CPU's (scan_acc_t, Note [Reduction accumulators]): integers in 64 bits with
 // wrap-around, so every order of additions gives the CPU's result exactly; f32 in f64, 8/16-bit
 // floats in f32, f64 in f64, where the GPU's order differs from the CPU's sequential one only in
-// rounding. Three kernels:
-//  - rows: a block per row walks the row in chunks of kChunk elements, loaded coalesced into
+// rounding. A block scans a range of one row chunk by chunk, the running sum carrying over from
+// chunk to chunk, in one of two ways:
+//  - vector: src and dst rows of unit stride whose starts are all aligned to a vector (the host
+//    checks the base pointers and every outer stride). A chunk is kScanVecs vectors per thread (32
+//    bytes, or 16 / 8 for 2- / 1-byte types), read straight into registers; thread t's vector j
+//    holds the V elements from (j * threads + t) * V, so each load instruction of a warp covers
+//    consecutive addresses. Each thread adds up its vectors, inclusive warp scans (shuffles, any
+//    warp width) of the vector sums give each vector its prefix inside the warp, the last lane of
+//    each warp puts the warp's sums in shared memory, and after one barrier every thread adds up
+//    the sums of the warps before its own, those of the chunk's earlier vector rounds and the carry,
+//    then runs its elements sequentially from that prefix and stores vectors. The warp sums are
+//    double-buffered, so one barrier per chunk suffices: a buffer is rewritten only after the next
+//    chunk's barrier, which every reader of its previous contents has passed (and a trailing
+//    barrier ends each range). Every thread adds the warp sums in the same order, so all hold the
+//    same carry. The loads of the next chunk are issued before the current one is scanned, so each
+//    block keeps a chunk of reads (8 KiB for 4- and 8-byte types) in flight while it works. Vectors
+//    that cross the end of the range are read and written element by element.
+//  - staged (any strides, unaligned rows): each chunk of kChunk elements is loaded coalesced into
 //    shared memory; each thread adds up kScanItems consecutive elements, the block scans the
-//    thread totals, each thread then runs its elements sequentially from its prefix, and the
-//    running sum carries over to the next chunk.
-//  - split rows: when there are too few rows to fill the device, each row is cut into segments;
-//    a first pass sums every segment, a second scans each segment starting from the sum of the
-//    segments before it (two reads and one write of the data).
-//  - columns: when the rows are adjacent in memory (a cumsum over a leading dim arrives as a view
-//    whose kept dims have unit stride) a thread per row adds sequentially, exactly the CPU's order,
-//    and the threads of a warp read neighbouring addresses.
+//    thread totals, each thread then runs its elements sequentially from its prefix.
+// Three kernels:
+//  - rows: a block per row scans the whole row.
+//  - split rows: when there are too few rows to fill the device, each row is cut into segments of
+//    whole chunks; a first pass sums every segment, a second scans each segment starting from the
+//    sum of the segments before it (two reads and one write of the data).
+//  - columns (neither way above): when the rows are adjacent in memory (a cumsum over a leading
+//    dim arrives as a view whose kept dims have unit stride) a thread per row adds sequentially,
+//    exactly the CPU's order, and the threads of a warp read neighbouring addresses.
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "backend/reduce_math.h"
 #include "cpu/dispatch.h"
@@ -30,7 +48,24 @@ namespace {
 constexpr int kScanThreads = 256;
 constexpr int kScanItems = 8;
 constexpr int kChunk = kScanThreads * kScanItems;
-constexpr int64_t kColumnRows = 4096;  // rows that keep the column kernel's threads busy
+constexpr int kMaxScanWarps = kScanThreads / 32;  // warps per block at the narrowest warp width
+constexpr int64_t kColumnRows = 4096;             // rows that keep the column kernel's threads busy
+
+// The vector way's chunk: kScanVecs vectors of kScanVec elements per thread; 32 bytes (two 16-byte
+// vectors) for 4- and 8-byte types, 8 elements (one vector) for 2- and 1-byte types, whose
+// conversions leave no registers for more.
+template <class T>
+constexpr int kScanVec = sizeof(T) >= 2 ? static_cast<int>(16 / sizeof(T)) : 8;
+template <class T>
+constexpr int kScanVecs = sizeof(T) >= 4 ? 2 : 1;
+template <class T>
+constexpr int vec_chunk() {
+  return kScanThreads * kScanVecs<T> * kScanVec<T>;
+}
+// Resident blocks per multiprocessor the block kernels are compiled for: at most 64 registers a
+// thread on NVIDIA, so that 4 blocks of the vector way keep 32 KiB of reads in flight per SM (HIP
+// reads it as at least 4 waves per SIMD).
+constexpr int kScanMinBlocks = 4;
 
 // Shared-memory slot of chunk element j, padded to spread a thread's consecutive items over banks.
 __device__ __forceinline__ int slot(int j) { return j + (j >> 5); }
@@ -40,6 +75,15 @@ struct ScanShared {
   Acc buf[kChunk + kChunk / 32];
   Acc part[2][kScanThreads];
 };
+
+// The vector way's warp sums of a chunk, [buffer][vector round][warp] (Note [GPU scans]).
+template <class T, class Acc>
+struct VecScanShared {
+  Acc warp[2][kScanVecs<T>][kMaxScanWarps];
+};
+
+template <bool kVec, class T, class Acc>
+using ScanSharedOf = std::conditional_t<kVec, VecScanShared<T, Acc>, ScanShared<Acc>>;
 
 // Exclusive prefix sum of v over the block's threads (in thread order); the block's total goes to
 // *total. Shared memory only, so any warp width works.
@@ -62,8 +106,23 @@ __device__ Acc block_exclusive_scan(Acc v, Acc (&part)[2][kScanThreads], Acc* to
   return excl;
 }
 
-// Scans elements [begin, end) of one row, starting from `carry`, and returns the running sum at
-// `end`. Without kWrite nothing is stored: the return value is the segment's sum plus carry.
+// Sum of v over the block's threads, the same value in every thread (one call per kernel: `warps`
+// is not free again afterwards).
+template <class Acc>
+__device__ Acc block_sum(Acc v, Acc (&warps)[kMaxScanWarps]) {
+  constexpr int kLanes = gpu::warp_size();
+  for (int m = kLanes / 2; m > 0; m >>= 1) v += gpu::shfl_xor(v, m);
+  const int t = static_cast<int>(threadIdx.x);
+  if (t % kLanes == 0) warps[t / kLanes] = v;
+  __syncthreads();
+  Acc s = 0;
+  for (int w = 0; w < kScanThreads / kLanes; ++w) s += warps[w];
+  return s;
+}
+
+// Staged way (Note [GPU scans]): scans elements [begin, end) of one row, starting from `carry`, and
+// returns the running sum at `end`. Without kWrite nothing is stored: the return value is the
+// range's sum plus carry.
 template <bool kWrite, class T, class Acc>
 __device__ Acc scan_range(ScanShared<Acc>& sh, const T* in, int64_t ss, T* out, int64_t ds, int64_t begin, int64_t end,
                           Acc carry) {
@@ -105,10 +164,111 @@ __device__ Acc scan_range(ScanShared<Acc>& sh, const T* in, int64_t ss, T* out, 
   return carry;
 }
 
-template <class T, class Acc>
-__global__ void __launch_bounds__(kScanThreads)
+// This thread's vectors of the chunk at c0 (vector j starts at element c0 + (j * kScanThreads +
+// thread) * V); elements at or past `end` are not read and come back zero.
+template <class T, int V>
+__device__ __forceinline__ void load_chunk(Vec<T, V> (&x)[kScanVecs<T>], const T* in, int64_t c0, int64_t end) {
+  const int64_t first = c0 + static_cast<int64_t>(threadIdx.x) * V;
+#pragma unroll
+  for (int j = 0; j < kScanVecs<T>; ++j) {
+    const int64_t i = first + j * kScanThreads * V;
+    if (i + V <= end) {
+      x[j] = *reinterpret_cast<const Vec<T, V>*>(in + i);
+    } else {
+#pragma unroll
+      for (int k = 0; k < V; ++k) x[j].v[k] = i + k < end ? in[i + k] : T{};
+    }
+  }
+}
+
+// One chunk of the vector way at c0, its vectors x already loaded; `warp` holds the chunk's warp
+// sums. Returns carry plus the chunk's sum.
+template <bool kWrite, class T, class Acc, int V>
+__device__ __forceinline__ Acc scan_chunk(const Vec<T, V> (&x)[kScanVecs<T>], Acc (&warp)[kScanVecs<T>][kMaxScanWarps],
+                                          T* out, int64_t c0, int64_t end, Acc carry) {
+  constexpr int kLanes = gpu::warp_size();
+  const int t = static_cast<int>(threadIdx.x), lane = t % kLanes, w_self = t / kLanes;
+  Acc incl[kScanVecs<T>], excl[kScanVecs<T>];
+#pragma unroll
+  for (int j = 0; j < kScanVecs<T>; ++j) {
+    Acc s = sum_load<Acc>(x[j].v[0]);
+#pragma unroll
+    for (int k = 1; k < V; ++k) s += sum_load<Acc>(x[j].v[k]);
+    incl[j] = s;
+  }
+#pragma unroll
+  for (int d = 1; d < kLanes; d <<= 1) {
+#pragma unroll
+    for (int j = 0; j < kScanVecs<T>; ++j) {
+      const Acc y = gpu::shfl_up(incl[j], static_cast<unsigned>(d));
+      if (lane >= d) incl[j] += y;
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < kScanVecs<T>; ++j) {
+    if constexpr (kWrite) {
+      const Acc y = gpu::shfl_up(incl[j], 1u);  // not incl minus the own sum, which rounds for floats
+      excl[j] = lane > 0 ? y : Acc(0);
+    }
+    if (lane == kLanes - 1) warp[j][w_self] = incl[j];
+  }
+  __syncthreads();
+#pragma unroll
+  for (int j = 0; j < kScanVecs<T>; ++j) {
+    Acc before = 0, total = 0;
+#pragma unroll
+    for (int w = 0; w < kScanThreads / kLanes; ++w) {
+      const Acc s = warp[j][w];
+      if (w < w_self) before += s;
+      total += s;
+    }
+    if constexpr (kWrite) {
+      Acc acc = carry + before + excl[j];
+      Vec<T, V> y;
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        acc += sum_load<Acc>(x[j].v[k]);
+        y.v[k] = sum_store<T>(acc);
+      }
+      const int64_t i = c0 + static_cast<int64_t>(j * kScanThreads + t) * V;
+      if (i + V <= end) {
+        *reinterpret_cast<Vec<T, V>*>(out + i) = y;
+      } else {
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          if (i + k < end) out[i + k] = y.v[k];
+        }
+      }
+    }
+    carry = carry + total;
+  }
+  return carry;
+}
+
+// Vector way (Note [GPU scans]); the same contract as the staged scan_range. The host checked that
+// ss == ds == 1 and that in and out are aligned to Vec<T, V>; begin is a multiple of V.
+template <bool kWrite, class T, class Acc>
+__device__ Acc scan_range(VecScanShared<T, Acc>& sh, const T* in, int64_t, T* out, int64_t, int64_t begin, int64_t end,
+                          Acc carry) {
+  Vec<T, kScanVec<T>> x[kScanVecs<T>];
+  load_chunk(x, in, begin, end);
+  int buf = 0;
+  for (int64_t c0 = begin; c0 < end; c0 += vec_chunk<T>()) {
+    Vec<T, kScanVec<T>> next[kScanVecs<T>];
+    load_chunk(next, in, c0 + vec_chunk<T>(), end);  // in flight while x is scanned
+    carry = scan_chunk<kWrite>(x, sh.warp[buf], out, c0, end, carry);
+    buf ^= 1;
+#pragma unroll
+    for (int j = 0; j < kScanVecs<T>; ++j) x[j] = next[j];
+  }
+  __syncthreads();  // sh is rewritten by the next call
+  return carry;
+}
+
+template <class T, class Acc, bool kVec>
+__global__ void __launch_bounds__(kScanThreads, kScanMinBlocks)
     cumsum_rows_kernel(RowMeta<2> m, int64_t rows, int64_t n, const T* in, int64_t ss, T* out, int64_t ds) {
-  __shared__ ScanShared<Acc> sh;
+  __shared__ ScanSharedOf<kVec, T, Acc> sh;
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     int64_t off[2];
     row_offsets(m, r, off);
@@ -117,10 +277,10 @@ __global__ void __launch_bounds__(kScanThreads)
 }
 
 // Block b sums segment b % segs of row b / segs into totals[b].
-template <class T, class Acc>
-__global__ void __launch_bounds__(kScanThreads)
+template <class T, class Acc, bool kVec>
+__global__ void __launch_bounds__(kScanThreads, kScanMinBlocks)
     segment_sums_kernel(RowMeta<2> m, int64_t n, int64_t seg_len, int64_t segs, const T* in, int64_t ss, Acc* totals) {
-  __shared__ ScanShared<Acc> sh;
+  __shared__ ScanSharedOf<kVec, T, Acc> sh;
   const int64_t b = blockIdx.x, r = b / segs, begin = (b % segs) * seg_len;
   int64_t off[2];
   row_offsets(m, r, off);
@@ -129,16 +289,16 @@ __global__ void __launch_bounds__(kScanThreads)
 }
 
 // Block b scans segment b % segs of row b / segs, starting from the sum of the segments before it.
-template <class T, class Acc>
-__global__ void __launch_bounds__(kScanThreads)
+template <class T, class Acc, bool kVec>
+__global__ void __launch_bounds__(kScanThreads, kScanMinBlocks)
     segment_scan_kernel(RowMeta<2> m, int64_t n, int64_t seg_len, int64_t segs, const T* in, int64_t ss, T* out,
                         int64_t ds, const Acc* totals) {
-  __shared__ ScanShared<Acc> sh;
+  __shared__ ScanSharedOf<kVec, T, Acc> sh;
+  __shared__ Acc warps[kMaxScanWarps];
   const int64_t b = blockIdx.x, r = b / segs, s = b % segs, begin = s * seg_len;
   Acc before = 0;
   for (int64_t k = threadIdx.x; k < s; k += kScanThreads) before += totals[r * segs + k];
-  Acc carry;
-  block_exclusive_scan(before, sh.part, &carry);
+  const Acc carry = block_sum(before, warps);
   int64_t off[2];
   row_offsets(m, r, off);
   scan_range<true>(sh, in + off[0], ss, out + off[1], ds, begin, std::min(n, begin + seg_len), carry);
@@ -159,35 +319,57 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
+// Whether the vector way applies (Note [GPU scans]): unit-stride rows, and every row start in src
+// and dst aligned to a vector, i.e. aligned base pointers and outer strides that are multiples of V.
 template <class T>
-void cumsum_slice(const LaunchCtx& ctx, Backend& be, const RowMeta<2>& m, int64_t rows, int64_t n, const T* in,
-                  int64_t ss, T* out, int64_t ds) {
+bool vector_rows(const RowMeta<2>& m, const T* in, int64_t ss, const T* out, int64_t ds) {
+  constexpr int V = kScanVec<T>;
+  constexpr size_t kAlign = sizeof(Vec<T, V>);
+  bool ok = ss == 1 && ds == 1 && aligned_to(in, kAlign) && aligned_to(out, kAlign);
+  for (int d = 0; d < m.rank; ++d) ok = ok && m.stride[d][0] % V == 0 && m.stride[d][1] % V == 0;
+  return ok;
+}
+
+// The row and split-row kernels, in the vector or the staged way.
+template <bool kVec, class T>
+void launch_rows(const LaunchCtx& ctx, Backend& be, const RowMeta<2>& m, int64_t rows, int64_t n, const T* in,
+                 int64_t ss, T* out, int64_t ds) {
   using Acc = scan_acc_t<T>;
   const auto stream = gpu::native_stream(ctx.stream);
-  // Enough rows side by side in memory that a warp reads one line: a thread per row.
-  const bool rows_adjacent = m.rank >= 1 && m.shape[0] > 1 && m.stride[0][0] == 1 && ss != 1;
   const int64_t fill = static_cast<int64_t>(std::max(ctx.multiprocessors, 1)) * 8;  // blocks that fill the device
-  if (rows_adjacent && rows >= kColumnRows) {
-    cumsum_columns_kernel<T, Acc><<<grid_for(ctx, rows), kBlock, 0, stream>>>(m, rows, n, in, ss, out, ds);
-    gpu::check_launch(ctx.op, ctx.device);
-    return;
-  }
-  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  const int64_t chunk = kVec ? vec_chunk<T>() : kChunk;
+  const int64_t chunks = (n + chunk - 1) / chunk;
   if (rows < fill && chunks > 2) {
     const int64_t want = std::min(chunks, (fill + rows - 1) / rows);
-    const int64_t seg_len = (chunks + want - 1) / want * kChunk;
+    const int64_t seg_len = (chunks + want - 1) / want * chunk;  // whole chunks: segments start aligned
     const int64_t segs = (n + seg_len - 1) / seg_len;
     Scratch totals(be, rows * segs * static_cast<int64_t>(sizeof(Acc)));
     Acc* tp = static_cast<Acc*>(totals.get());
     const unsigned grid = row_grid(rows * segs);
-    segment_sums_kernel<T, Acc><<<grid, kScanThreads, 0, stream>>>(m, n, seg_len, segs, in, ss, tp);
+    segment_sums_kernel<T, Acc, kVec><<<grid, kScanThreads, 0, stream>>>(m, n, seg_len, segs, in, ss, tp);
     gpu::check_launch(ctx.op, ctx.device);
-    segment_scan_kernel<T, Acc><<<grid, kScanThreads, 0, stream>>>(m, n, seg_len, segs, in, ss, out, ds, tp);
+    segment_scan_kernel<T, Acc, kVec><<<grid, kScanThreads, 0, stream>>>(m, n, seg_len, segs, in, ss, out, ds, tp);
     gpu::check_launch(ctx.op, ctx.device);
     return;
   }
-  cumsum_rows_kernel<T, Acc><<<row_grid(rows), kScanThreads, 0, stream>>>(m, rows, n, in, ss, out, ds);
+  cumsum_rows_kernel<T, Acc, kVec><<<row_grid(rows), kScanThreads, 0, stream>>>(m, rows, n, in, ss, out, ds);
   gpu::check_launch(ctx.op, ctx.device);
+}
+
+template <class T>
+void cumsum_slice(const LaunchCtx& ctx, Backend& be, const RowMeta<2>& m, int64_t rows, int64_t n, const T* in,
+                  int64_t ss, T* out, int64_t ds) {
+  // Enough rows side by side in memory that a warp reads one line: a thread per row.
+  const bool rows_adjacent = m.rank >= 1 && m.shape[0] > 1 && m.stride[0][0] == 1 && ss != 1;
+  if (rows_adjacent && rows >= kColumnRows) {
+    cumsum_columns_kernel<T, scan_acc_t<T>>
+        <<<grid_for(ctx, rows), kBlock, 0, gpu::native_stream(ctx.stream)>>>(m, rows, n, in, ss, out, ds);
+    gpu::check_launch(ctx.op, ctx.device);
+  } else if (vector_rows(m, in, ss, out, ds)) {
+    launch_rows<true>(ctx, be, m, rows, n, in, ss, out, ds);
+  } else {
+    launch_rows<false>(ctx, be, m, rows, n, in, ss, out, ds);
+  }
 }
 
 }  // namespace
