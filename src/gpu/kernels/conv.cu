@@ -16,7 +16,6 @@
 #include <type_traits>
 
 #include "backend/conv_geom.h"
-#include "backend/conv_math.h"
 #include "cpu/dispatch.h"
 #include "gpu/gpu_backend.h"
 #include "gpu/kernels/map.cuh"
@@ -51,75 +50,82 @@ Strides4 strides4(const TensorArg& t) {
 // Note [GPU im2col]
 // The kernel is bound by its integer work, not by memory: a 2-byte element leaves room for a few
 // instructions at the copy bandwidth. Splitting every element's row index into (n, c, i, j) took
-// 0.34 ms for the 115 MB of bf16 columns of the conv2d benchmark row on the H100, so a thread owns
-// one output pixel q of one (sample, channel) plane (blocks in y walk the planes) and writes its
-// kh*kw taps with running sums: an add, a bounds test, a load (mostly an L1 hit: neighbouring
-// threads read the same input rows) and a store per element, each warp's stores one coalesced run
-// per tap. With that in 64-bit arithmetic the SMs still issued ~40 instructions per element (82% of
-// issue slots, 0.126 ms); im2col_kernel32 does it in 32-bit where every coordinate, in-plane offset
-// and column offset fits (fits_32bit), with one unsigned compare per bounds test.
-template <class A, class T>
+// 0.34 ms for the 115 MB of bf16 columns of the conv2d benchmark row on the H100. One output pixel
+// per thread, its kh*kw taps written with running sums, took 0.126 ms in 64-bit arithmetic (~40
+// instructions per element, 82% of issue slots) and was still far from the copy bandwidth in 32-bit
+// (the conv row 0.164 -> 0.150 ms): per element a 64-bit load address (the plane's offset was
+// 64-bit), a 2-byte store with its address, and two divisions (pixel by ow, plane by c_in) per 9.
+//
+// So a thread owns PX consecutive pixels q..q+PX-1 of one output row (ow % PX == 0: they share oy)
+// and, for each (sample, channel) plane it visits (blocks in y walk the planes), writes its kh*kw
+// taps: per tap PX guarded loads at iw + t*sw (t < PX; the padding reads 0; mostly L1 hits, the
+// neighbouring taps and threads reading the same input row) and one aligned PX-element store (8
+// bytes of bf16 / f16, 16 of f32, two 16-byte stores of f64), a warp's stores one coalesced run per
+// tap. The divisions, the row's bounds test and offset, and the store with its address are shared
+// by PX elements; per element there remain an add and a compare (the column's bounds test), the
+// input offset (one Index from x, sample and channel included, so that the address is one widening
+// multiply-add) and the load. PX = 4 rather than 8: a warp's loads of one t then span 32 * 4
+// elements (2-3 L1 lines of bf16) where 8 would span 4-5, keeping the L1 traffic per element near
+// the one-pixel kernel's; fewer registers are held; and ow % 4 == 0 takes more of the common widths
+// (112, 56, 28). PX = 1 serves the other widths and a column buffer not aligned to PX elements
+// (with ow % PX == 0 every row of the plane, and so every store, starts PX-aligned after col).
+// Measured on the H100 (N32 C64->64 56x56 k3 p1): conv2d bf16 0.150 -> 0.109 ms, conv2d f32 0.287 ->
+// 0.282 ms, conv_transpose2d f32 0.294 -> 0.286 ms (the f32 rows are bound by their GEMM).
+//
+// Index is int32_t where fits_32bit holds and int64_t otherwise; each bounds test is one compare as
+// the unsigned type of the same width.
+template <class Index, int PX, class A, class T>
 __global__ void __launch_bounds__(kern::kBlock)
-    im2col_kernel32(const T* __restrict__ x, Strides4 xs, Geom g, int32_t planes, int32_t plane, A* __restrict__ col) {
-  const int32_t q = static_cast<int32_t>(blockIdx.x * blockDim.x + threadIdx.x);
+    im2col_kernel(const T* __restrict__ x, Strides4 xs, Geom g, Index planes, Index plane, A* __restrict__ col) {
+  using U = std::make_unsigned_t<Index>;
+  const auto I = [](int64_t v) { return static_cast<Index>(v); };
+  const auto below = [](Index v, Index bound) { return static_cast<U>(v) < static_cast<U>(bound); };
+  const Index q = (I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x)) * PX;
   if (q >= plane) return;
-  const auto I = [](int64_t v) { return static_cast<int32_t>(v); };
-  const int32_t ow = I(g.ow), oy = q / ow, ox = q - oy * ow;
-  const int32_t h = I(g.h), w = I(g.w), kh = I(g.kh), kw = I(g.kw), dh = I(g.dh), dw = I(g.dw);
-  const int32_t xsh = I(xs.h), xsw = I(xs.w), c_in = I(g.c_in), taps_plane = kh * kw * plane;
-  const int32_t ih0 = oy * I(g.sh) - I(g.ph), iw0 = ox * I(g.sw) - I(g.pw);
-  for (int32_t pc = static_cast<int32_t>(blockIdx.y); pc < planes; pc += static_cast<int32_t>(gridDim.y)) {
-    const int32_t n = pc / c_in, c = pc - n * c_in;
-    const T* xp = x + static_cast<int64_t>(n) * xs.n + static_cast<int64_t>(c) * xs.c;
-    int32_t o = pc * taps_plane + q;
-    int32_t ih = ih0;
-    for (int32_t i = 0; i < kh; ++i, ih += dh) {
-      const bool row_in = static_cast<uint32_t>(ih) < static_cast<uint32_t>(h);
-      const int32_t row = ih * xsh;
-      int32_t iw = iw0;
-      for (int32_t j = 0; j < kw; ++j, iw += dw, o += plane)
-        col[o] = row_in && static_cast<uint32_t>(iw) < static_cast<uint32_t>(w) ? convert<A>(xp[row + iw * xsw])
-                                                                                : convert<A>(0.0f);
+  const Index ow = I(g.ow), oy = static_cast<Index>(static_cast<U>(q) / static_cast<U>(ow)), ox = q - oy * ow;
+  const Index h = I(g.h), w = I(g.w), kh = I(g.kh), kw = I(g.kw), dh = I(g.dh), dw = I(g.dw), sw = I(g.sw);
+  const Index xsn = I(xs.n), xsc = I(xs.c), xsh = I(xs.h), xsw = I(xs.w), sx = sw * xsw;
+  const Index c_in = I(g.c_in), taps_plane = kh * kw * plane;
+  // Tap (i, j) of pixel q + t reads (ih0 + i*dh, iw0 + t*sw + j*dw): convmath::conv_in_pos.
+  const Index ih0 = oy * I(g.sh) - I(g.ph), iw0 = ox * sw - I(g.pw);
+  const A zero = convert<A>(0.0f);
+  for (Index pc = I(blockIdx.y); pc < planes; pc += I(gridDim.y)) {
+    const Index n = static_cast<Index>(static_cast<U>(pc) / static_cast<U>(c_in)), c = pc - n * c_in;
+    const Index xc = n * xsn + c * xsc;
+    Index o = pc * taps_plane + q;
+    Index ih = ih0;
+    for (Index i = 0; i < kh; ++i, ih += dh) {
+      const bool row_in = below(ih, h);
+      const Index row = xc + ih * xsh;
+      Index iw = iw0;
+      for (Index j = 0; j < kw; ++j, iw += dw, o += plane) {
+        const Index at = row + iw * xsw;
+        kern::Vec<A, PX> v;
+#pragma unroll
+        for (int t = 0; t < PX; ++t) v.v[t] = row_in && below(iw + t * sw, w) ? convert<A>(x[at + t * sx]) : zero;
+        *reinterpret_cast<kern::Vec<A, PX>*>(col + o) = v;
+      }
     }
   }
 }
 
-// The same in 64-bit arithmetic, for any size.
-template <class A, class T>
-__global__ void __launch_bounds__(kern::kBlock)
-    im2col_kernel(const T* __restrict__ x, Strides4 xs, Geom g, int64_t planes, int64_t plane, A* __restrict__ col) {
-  const int64_t q = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (q >= plane) return;
-  const int64_t oy = q / g.ow;
-  const int64_t ih0 = convmath::conv_in_pos(oy, 0, g.sh, g.ph, g.dh);
-  const int64_t iw0 = convmath::conv_in_pos(q - oy * g.ow, 0, g.sw, g.pw, g.dw);
-  const int64_t taps_plane = g.kh * g.kw * plane;
-  for (int64_t pc = blockIdx.y; pc < planes; pc += gridDim.y) {
-    const int64_t n = pc / g.c_in, c = pc - n * g.c_in;
-    const T* xp = x + n * xs.n + c * xs.c;
-    A* out = col + pc * taps_plane + q;
-    int64_t ih = ih0;
-    for (int64_t i = 0; i < g.kh; ++i, ih += g.dh) {
-      const bool row_in = ih >= 0 && ih < g.h;
-      const T* xr = xp + ih * xs.h;
-      int64_t iw = iw0;
-      for (int64_t j = 0; j < g.kw; ++j, iw += g.dw, out += plane)
-        *out = row_in && iw >= 0 && iw < g.w ? convert<A>(xr[iw * xs.w]) : convert<A>(0.0f);
-    }
-  }
-}
-
-// Whether im2col_kernel32's 32-bit arithmetic holds for `planes` planes: every input coordinate a
-// tap can reach (padding included) times its stride, their in-plane offset sums, and the column
-// offsets stay below 2^31.
+// Whether im2col_kernel's 32-bit arithmetic holds for `planes` planes: every input coordinate a
+// tap can reach (padding included) times its stride, their offset sums from x (sample and channel
+// included), and the column offsets stay below 2^31. Magnitudes are capped at 2^31 and bounded
+// before they are multiplied, so that no product here overflows.
 bool fits_32bit(const Geom& g, const Strides4& xs, int64_t planes) {
   constexpr int64_t kMax = INT32_MAX;
-  auto a = [](int64_t v) { return v < 0 ? -v : v; };
-  const int64_t lim_h = g.oh * a(g.sh) + a(g.ph) + g.kh * a(g.dh) + g.h;
-  const int64_t lim_w = g.ow * a(g.sw) + a(g.pw) + g.kw * a(g.dw) + g.w;
-  if (xs.h < 0 || xs.w < 0 || lim_h > kMax || lim_w > kMax) return false;
-  if (lim_h * std::max<int64_t>(xs.h, 1) + lim_w * std::max<int64_t>(xs.w, 1) > kMax) return false;
-  return planes <= kMax / 2 && g.c_in <= kMax && planes * g.kh * g.kw * g.oh * g.ow + g.oh * g.ow <= kMax;
+  auto a = [](int64_t v) { return std::min(v < 0 ? -v : v, kMax + 1); };
+  const int64_t lim_h = a(g.oh) * a(g.sh) + a(g.ph) + a(g.kh) * a(g.dh) + a(g.h);
+  const int64_t lim_w = a(g.ow) * a(g.sw) + a(g.pw) + a(g.kw) * a(g.dw) + a(g.w);
+  if (xs.h < 0 || xs.w < 0 || lim_h > kMax || lim_w > kMax || planes > kMax / 2) return false;
+  const int64_t spans[] = {(planes / g.c_in - 1) * a(xs.n), (g.c_in - 1) * a(xs.c),
+                           lim_h * std::max<int64_t>(a(xs.h), 1), lim_w * std::max<int64_t>(a(xs.w), 1)};
+  int64_t offsets = 0;
+  for (const int64_t s : spans) offsets += std::min(s, kMax + 1);
+  const int64_t plane = g.oh * g.ow, taps = g.kh * g.kw;
+  if (offsets > kMax || plane > kMax || taps > kMax || planes * taps > kMax) return false;
+  return planes * taps * plane + plane <= kMax;
 }
 
 // The adjoint of im2col as a gather, so that no atomics are needed: each output element
@@ -160,27 +166,41 @@ void launch(const kern::LaunchCtx& ctx, Kernel k, int64_t total, Args... args) {
   gpu::check_launch(ctx.op, ctx.device);
 }
 
+// Output pixels per thread of the vectorised im2col (Note [GPU im2col]).
+constexpr int kIm2colPixels = 4;
+
+template <class Index, class A, class T>
+void launch_im2col(const kern::LaunchCtx& ctx, const T* x, const Strides4& xs, const Geom& g, int64_t planes, A* col) {
+  constexpr int PX = kIm2colPixels;
+  const bool vec = g.ow % PX == 0 && kern::aligned_to(col, sizeof(kern::Vec<A, PX>));
+  const int64_t plane = g.oh * g.ow, threads = vec ? plane / PX : plane;
+  const dim3 grid(static_cast<unsigned>((threads + kern::kBlock - 1) / kern::kBlock),
+                  static_cast<unsigned>(std::min<int64_t>(planes, 65535)));
+  const auto st = gpu::native_stream(ctx.stream);
+  const Index pl = static_cast<Index>(planes), pix = static_cast<Index>(plane);
+  if (vec)
+    im2col_kernel<Index, PX, A, T><<<grid, kern::kBlock, 0, st>>>(x, xs, g, pl, pix, col);
+  else
+    im2col_kernel<Index, 1, A, T><<<grid, kern::kBlock, 0, st>>>(x, xs, g, pl, pix, col);
+  gpu::check_launch(ctx.op, ctx.device);
+}
+
 // col is of gemm_input_dtype(x.dtype) (Note [GPU GEMM dtypes]).
 void im2col(const kern::LaunchCtx& ctx, const TensorArg& x, int64_t n0, const Geom& g, int64_t samples, void* col) {
   const int64_t total = samples * g.c_in * g.kh * g.kw * g.oh * g.ow;
   if (total == 0) return;
   const Strides4 xs = strides4(x);
+  const int64_t planes = samples * g.c_in;
   cpu::dispatch_in<kFloatTypes>(
       x.dtype,
       [&]<class T>() {
         const T* xp = x.ptr<T>() + n0 * xs.n;
-        const int64_t planes = samples * g.c_in, plane = g.oh * g.ow;
-        const dim3 grid(static_cast<unsigned>((plane + kern::kBlock - 1) / kern::kBlock),
-                        static_cast<unsigned>(std::min<int64_t>(planes, 65535)));
         auto run = [&]<class A>() {
           A* c = static_cast<A*>(col);
-          const auto st = gpu::native_stream(ctx.stream);
           if (fits_32bit(g, xs, planes))
-            im2col_kernel32<A, T><<<grid, kern::kBlock, 0, st>>>(xp, xs, g, static_cast<int32_t>(planes),
-                                                                 static_cast<int32_t>(plane), c);
+            launch_im2col<int32_t>(ctx, xp, xs, g, planes, c);
           else
-            im2col_kernel<A, T><<<grid, kern::kBlock, 0, st>>>(xp, xs, g, planes, plane, c);
-          gpu::check_launch(ctx.op, ctx.device);
+            launch_im2col<int64_t>(ctx, xp, xs, g, planes, c);
         };
         if constexpr (std::is_same_v<T, f8e4m3>) {
           run.template operator()<f16>();
