@@ -1,9 +1,11 @@
 // Pooling and resampling on the GPU: avg_pool2d, max_pool2d, upsample_nearest1d / 2d,
 // upsample_bilinear2d. One thread per output element of [N, C, H, W] (upsample_nearest1d is the
 // 2-d kernel with a height of 1, as on the CPU); input and output are read and written through
-// their strides, so any layout works without a copy. The per-element math is the CPU's
-// (src/backend/conv_math.h), in the same order, so pooling agrees with the CPU exactly; bilinear
-// may differ in the last bit where the GPU compiler fuses a multiply and an add.
+// their strides, so any layout works without a copy. Nearest upsampling into vector-aligned dst
+// rows takes a row kernel instead: vector stores, one thread for every output row of a source row
+// (Note [GPU nearest rows]). The per-element math is the CPU's (src/backend/conv_math.h), in the
+// same order, so pooling agrees with the CPU exactly; bilinear may differ in the last bit where the
+// GPU compiler fuses a multiply and an add.
 #include <algorithm>
 #include <cstdint>
 
@@ -229,10 +231,162 @@ struct Bilinear {
   }
 };
 
+// Note [GPU nearest rows]
+// upsample_nearest1d / 2d when dst has rows of unit stride whose starts are all aligned for
+// V-element vector stores (the host checks dst's base pointer, its width and its other strides;
+// src may have any strides). A thread makes V consecutive outputs of one output row: 16 bytes,
+// or 8 where dst's width or strides are multiples of only 8 bytes' worth of elements; one such
+// item per thread on an uncapped grid, like the contiguous copy (Note [GPU flat grid]). Its V source
+// columns take one division and then an exact running remainder: with in = q * out + m,
+// floor((ow + 1) * in / out) is floor(ow * in / out) + q, plus one when the remainder passes out.
+// When out_h >= in_h, a thread works for one source row ih and stores the same registers into
+// every output row whose source it is, oh in [ceil(ih * out_h / in_h), ceil((ih + 1) * out_h / in_h))
+// (two rows for x2); the next bound follows from the first one in the same way as the columns.
+// Otherwise (fewer output rows than input rows) a thread makes one output row. Either way every
+// output's source is convmath::nearest_src's floor(dst * in / out), so the bytes are the CPU's
+// (its clamp to in - 1 never acts for dst < out). When upsampling the V scalar loads hit L1: a
+// warp's loads cover the few hundred bytes of source its stores expand.
+// Every division is by a launch constant, done as a multiply-high and a shift (Divider). For f32
+// x2 a thread issues about 110 PTX instructions for 32 bytes of output (the index split, 4 loads,
+// 2 16-byte stores), 3.5 per byte, where plane_kernel issues about 33 instructions and five 32-bit
+// divisions (a dozen machine instructions each) per 4 bytes. Measured on the H100, upsampling
+// [32, 64, 56, 56] f32 x2: 0.092 -> 0.053 ms (82% of the copy bandwidth; torch 0.109 ms).
+
+// n / d for 1 <= d <= INT32_MAX: in 32 bits as (umulhi(n, m) + n) >> s (n < 2^31, so the sum
+// does not wrap), with s = ceil(log2 d) and m = floor(2^32 * (2^s - d) / d) + 1 (round-up
+// division by an invariant integer, Granlund and Montgomery, 1994); in 64 bits a plain division.
+template <class Index>
+struct Divider;
+
+template <>
+struct Divider<uint32_t> {
+  uint32_t d, m, s;
+  explicit Divider(int64_t divisor) : d(static_cast<uint32_t>(divisor)), s(0) {
+    while ((int64_t{1} << s) < divisor) ++s;
+    m = static_cast<uint32_t>((uint64_t{1} << 32) * ((uint64_t{1} << s) - d) / d + 1);
+  }
+  __device__ __forceinline__ uint32_t div(uint32_t n) const { return (__umulhi(n, m) + n) >> s; }
+};
+
+template <>
+struct Divider<int64_t> {
+  int64_t d;
+  explicit Divider(int64_t divisor) : d(divisor) {}
+  __device__ __forceinline__ int64_t div(int64_t n) const { return n / d; }
+};
+
+// A row kernel launch: `units` row units per [n, c] plane, each a source row (grouped: out_h >=
+// in_h) or an output row, times `vecs` V-element vectors per output row; units also divides the
+// row math (by in_h when grouped, by out_h otherwise).
+template <class Index>
+struct NearestRows {
+  Divider<Index> vecs, units, chans;
+  Divider<Index> cols;  // out_w
+  Index in_h, out_h, in_w;
+  Index row_q, row_m;  // out_h / in_h and out_h % in_h (grouped only)
+  Index col_q, col_m;  // in_w / out_w and in_w % out_w
+  Index xsn, xsc, xsh, xsw, ysn, ysc, ysh;
+  bool grouped;
+};
+
+template <int V, class U, class Index>
+__global__ void __launch_bounds__(kBlock) nearest_rows_kernel(const U* x, U* y, NearestRows<Index> g, Index total) {
+  const Index step = static_cast<Index>(blockDim.x) * gridDim.x;
+  for (Index i = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += step) {
+    const Index t = g.vecs.div(i), ow = (i - t * g.vecs.d) * V;
+    const Index p = g.units.div(t), r = t - p * g.units.d;
+    const Index n = g.chans.div(p), c = p - n * g.chans.d;
+    Index ih = r, oh = r, oh_end = r + 1;
+    if (g.grouped) {
+      const Index a = r * g.out_h;
+      oh = g.units.div(a + g.in_h - 1);  // ceil(a / in_h)
+      const Index b = oh * g.in_h - a;   // in [0, in_h)
+      oh_end = oh + g.row_q + (g.row_m > b ? Index{1} : Index{0});
+    } else {
+      ih = g.units.div(r * g.in_h);
+    }
+    const U* row = x + (n * g.xsn + c * g.xsc + ih * g.xsh);
+    Index iw = g.cols.div(ow * g.in_w);
+    Index rem = ow * g.in_w - iw * g.cols.d;
+    Vec<U, V> v;
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      v.v[j] = row[iw * g.xsw];
+      rem += g.col_m;
+      iw += g.col_q;
+      if (rem >= g.cols.d) {
+        rem -= g.cols.d;
+        ++iw;
+      }
+    }
+    U* out = y + (n * g.ysn + c * g.ysc + ow);
+    for (; oh < oh_end; ++oh) *reinterpret_cast<Vec<U, V>*>(out + oh * g.ysh) = v;
+  }
+}
+
+// Whether every dst row can be stored as V-element vectors: unit stride along W, W and the strides
+// of the other dims (those longer than 1) multiples of V, and the base pointer aligned.
+template <class U>
+bool rows_vectorisable(const Plane4& y, const U* base, int64_t v) {
+  auto ok = [v](int64_t size, int64_t stride) { return size == 1 || stride % v == 0; };
+  return y.sw == 1 && y.w % v == 0 && ok(y.n, y.sn) && ok(y.c, y.sc) && ok(y.h, y.sh) &&
+         aligned_to(base, static_cast<size_t>(v) * sizeof(U));
+}
+
+template <int V, class U>
+void launch_rows(const LaunchCtx& ctx, const Plane4& x, const Plane4& y, const U* xp, U* yp, bool fits) {
+  const bool grouped = y.h >= x.h;
+  const int64_t units = grouped ? x.h : y.h;
+  const int64_t total = y.n * y.c * units * (y.w / V);
+  if (total == 0) return;
+  auto make = [&]<class Index>() {
+    auto I = [](int64_t v) { return static_cast<Index>(v); };
+    return NearestRows<Index>{.vecs = Divider<Index>(y.w / V),
+                              .units = Divider<Index>(units),
+                              .chans = Divider<Index>(y.c),
+                              .cols = Divider<Index>(y.w),
+                              .in_h = I(x.h),
+                              .out_h = I(y.h),
+                              .in_w = I(x.w),
+                              .row_q = I(grouped ? y.h / x.h : 0),
+                              .row_m = I(grouped ? y.h % x.h : 0),
+                              .col_q = I(x.w / y.w),
+                              .col_m = I(x.w % y.w),
+                              .xsn = I(x.sn),
+                              .xsc = I(x.sc),
+                              .xsh = I(x.sh),
+                              .xsw = I(x.sw),
+                              .ysn = I(y.sn),
+                              .ysc = I(y.sc),
+                              .ysh = I(y.sh),
+                              .grouped = grouped};
+  };
+  const auto stream = gpu::native_stream(ctx.stream);
+  // Every dividend is below 2^31 on the 32-bit path: i < total, ow * in_w < out_w * in_w, and
+  // r * out_h + in_h - 1 < in_h * out_h (grouped: r < in_h <= out_h) or r * in_h < out_h * in_h.
+  if (fits && y.n * y.c * y.h * y.w <= INT32_MAX && offsets_fit(x) && offsets_fit(y)) {
+    nearest_rows_kernel<V, U, uint32_t><<<flat_grid(total), kBlock, 0, stream>>>(
+        xp, yp, make.template operator()<uint32_t>(), static_cast<uint32_t>(total));
+  } else {
+    nearest_rows_kernel<V, U, int64_t>
+        <<<flat_grid(total), kBlock, 0, stream>>>(xp, yp, make.template operator()<int64_t>(), total);
+  }
+  gpu::check_launch(ctx.op, ctx.device);
+}
+
 void nearest(const LaunchCtx& ctx, const Plane4& x, const Plane4& y, const TensorArg& src, const TensorArg& dst) {
   // dst * in must not wrap in 32 bits.
   const bool fits = y.h * x.h <= INT32_MAX && y.w * x.w <= INT32_MAX;
-  auto run = [&]<class U>() { launch_planes(ctx, x, y, fits, Nearest<U>{src.ptr<U>(), dst.ptr<U>(), x.h, x.w}); };
+  auto run = [&]<class U>() {
+    const U* xp = src.ptr<U>();
+    U* yp = dst.ptr<U>();
+    constexpr int kWide = 16 / sizeof(U), kNarrow = 8 / sizeof(U);
+    if (rows_vectorisable(y, yp, kWide)) return launch_rows<kWide>(ctx, x, y, xp, yp, fits);
+    if constexpr (kNarrow > 1) {
+      if (rows_vectorisable(y, yp, kNarrow)) return launch_rows<kNarrow>(ctx, x, y, xp, yp, fits);
+    }
+    launch_planes(ctx, x, y, fits, Nearest<U>{xp, yp, x.h, x.w});
+  };
   // A copy of bits: instantiated per element size.
   switch (dtype_size(src.dtype)) {
     case 1:
