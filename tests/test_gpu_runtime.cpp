@@ -88,6 +88,28 @@ TEST(GpuRuntime, MemoryStats) {
   }
 }
 
+// Small temporaries come back from the handle's block cache (Note [Small block cache]): the
+// statistics count only live tensors, a chain of small ops keeps its values, and empty_cache gives
+// the cached blocks back.
+TEST(GpuRuntime, SmallBlocksAreReusedAndCountedOnlyWhileLive) {
+  WICK_REQUIRE_GPU(devs);
+  for (const Device& d : devs) {
+    const Tensor x = Tensor::arange(0, 1000, 1, DType::F32, d);
+    wick::empty_cache(d);
+    const wick::MemoryStats s0 = wick::memory_stats(d);
+    Tensor y = x;
+    for (int i = 0; i < 100; ++i) y = y.add(x);  // 99 temporaries freed and reused
+    const std::vector<float> got = y.to(Device::cpu()).to_vector<float>();
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], 101.0f * static_cast<float>(i)) << i;
+    const wick::MemoryStats s1 = wick::memory_stats(d);
+    EXPECT_EQ(s1.in_use, s0.in_use + 4000);
+    EXPECT_EQ(s1.allocations, s0.allocations + 1);
+    y = Tensor();
+    wick::empty_cache(d);  // the cached blocks go back: the pool holds what it held before
+    EXPECT_EQ(wick::memory_stats(d).reserved, s0.reserved);
+  }
+}
+
 TEST(GpuRuntime, OutOfMemoryIsTypedAndTheDeviceRecovers) {
   WICK_REQUIRE_GPU(devs);
   for (const Device& d : devs) {

@@ -11,7 +11,13 @@ namespace wick::WICK_GPU_NS {
 GpuShared::GpuShared(int ordinal) : props(gpu::device_properties(ordinal)), pool(ordinal) {}
 
 GpuBackend::GpuBackend(int ordinal, uint32_t id, GpuShared& shared)
-    : ordinal_(ordinal), id_(id), shared_(shared), props_(shared.props), stream_(ordinal) {}
+    : ordinal_(ordinal), id_(id), shared_(shared), props_(shared.props), stream_(ordinal) {
+  auto blocks = std::make_unique<SmallBlocks>();
+  blocks->stream = &stream_;
+  std::lock_guard<std::mutex> g(shared_.mu);
+  small_ = blocks.get();
+  shared_.small.push_back(std::move(blocks));
+}
 
 Device GpuBackend::device() const {
   if (id_ != 0) return Device::handle(kDeviceKind, ordinal_, id_);
@@ -53,18 +59,51 @@ bool GpuBackend::implements(Op op, DType dtype) const { return op_defined_for(op
 
 // ---- memory ----------------------------------------------------------------------------------
 
+namespace {
+
+// The size class of a block of `padded` bytes in the small block cache, or -1 when it is not cached.
+int small_class(int64_t padded) {
+  if (padded <= 0 || padded > kSmallBlockMax) return -1;
+  int c = 0;
+  while ((kSmallBlockMin << c) < padded) ++c;
+  return c;
+}
+
+int64_t class_bytes(int c) { return kSmallBlockMin << c; }
+
+}  // namespace
+
 void* GpuBackend::raw_alloc(int64_t nbytes) {
   enter("alloc");
   // Sizes are rounded up to whole 32-bit words: the sub-word atomics of scatter_add / index_add
   // (kernels/index.cuh) update the aligned word that holds an element.
   const int64_t padded = (nbytes + 3) & ~int64_t{3};
+  const int cls = shared_.pool.stream_ordered() ? small_class(padded) : -1;
+  const auto record = [&](void* p) {  // caller holds shared_.mu
+    shared_.sizes[p] = nbytes;
+    shared_.in_use += nbytes;
+    shared_.peak = std::max(shared_.peak, shared_.in_use);
+    return p;
+  };
+  if (cls >= 0) {  // Note [Small block cache]
+    std::lock_guard<std::mutex> g(shared_.mu);
+    auto& list = small_->free[static_cast<size_t>(cls)];
+    if (!list.empty()) {
+      void* p = list.back();
+      list.pop_back();
+      small_->bytes -= class_bytes(cls);
+      return record(p);
+    }
+  }
+  const int64_t request = cls >= 0 ? class_bytes(cls) : padded;
   // Larger than the device: out of memory, whatever error code the runtime would pick for it.
-  void* p = nbytes <= props_.total_memory ? shared_.pool.allocate(padded, stream_) : nullptr;
+  void* p = nbytes <= props_.total_memory ? shared_.pool.allocate(request, stream_) : nullptr;
   if (!p && nbytes <= props_.total_memory) {
     // Blocks cached in this pool cannot serve a larger request; give them back and retry once.
+    drain_small_blocks();
     stream_.synchronize("alloc");
     shared_.pool.trim(0);
-    p = shared_.pool.allocate(padded, stream_);
+    p = shared_.pool.allocate(request, stream_);
   }
   if (!p) {
     int64_t free_bytes = 0, total = 0;
@@ -79,10 +118,7 @@ void* GpuBackend::raw_alloc(int64_t nbytes) {
                       std::to_string(held) + " bytes)");
   }
   std::lock_guard<std::mutex> g(shared_.mu);
-  shared_.sizes[p] = nbytes;
-  shared_.in_use += nbytes;
-  shared_.peak = std::max(shared_.peak, shared_.in_use);
-  return p;
+  return record(p);
 }
 
 void GpuBackend::raw_free(void* p) {
@@ -91,8 +127,15 @@ void GpuBackend::raw_free(void* p) {
     std::lock_guard<std::mutex> g(shared_.mu);
     const auto it = shared_.sizes.find(p);
     if (it != shared_.sizes.end()) {
-      shared_.in_use -= it->second;
+      const int64_t nbytes = it->second;
+      shared_.in_use -= nbytes;
       shared_.sizes.erase(it);
+      const int cls = shared_.pool.stream_ordered() ? small_class((nbytes + 3) & ~int64_t{3}) : -1;
+      if (cls >= 0 && small_->bytes + class_bytes(cls) <= kSmallCacheBytes) {  // Note [Small block cache]
+        small_->free[static_cast<size_t>(cls)].push_back(p);
+        small_->bytes += class_bytes(cls);
+        return;
+      }
     }
   }
   try {
@@ -101,6 +144,26 @@ void GpuBackend::raw_free(void* p) {
     // Process exit: the runtime may be gone; the free below is best effort and never throws.
   }
   shared_.pool.deallocate(p, stream_);  // stream-ordered: see Note [GPU stream order]
+}
+
+void GpuBackend::drain_small_blocks() {
+  std::vector<std::pair<const gpu::Stream*, std::vector<void*>>> drained;
+  {
+    std::lock_guard<std::mutex> g(shared_.mu);
+    for (const auto& sb : shared_.small) {
+      std::vector<void*> blocks;
+      for (auto& list : sb->free) {
+        blocks.insert(blocks.end(), list.begin(), list.end());
+        list.clear();
+      }
+      sb->bytes = 0;
+      if (!blocks.empty()) drained.emplace_back(sb->stream, std::move(blocks));
+    }
+  }
+  for (const auto& [stream, blocks] : drained) {
+    for (void* b : blocks) shared_.pool.deallocate(b, *stream);
+    stream->synchronize("empty_cache");
+  }
 }
 
 void GpuBackend::copy_from_host(void* dst, const void* src, int64_t nbytes) {
@@ -132,6 +195,7 @@ void GpuBackend::reset_peak_memory() {
 
 void GpuBackend::empty_cache() {
   enter("empty_cache");
+  drain_small_blocks();
   stream_.synchronize("empty_cache");
   shared_.pool.trim(0);
   release_staging();
