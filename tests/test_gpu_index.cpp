@@ -193,4 +193,33 @@ TEST(GpuIndex, GatherRowsMatchCpu) {
   }
 }
 
+// Gathers of whole contiguous runs with one id each (Note [GPU gather runs]): rows picked along
+// dim 0 (widened to 16-byte moves, and not: 515 elements), along a middle dim, and a repeated and
+// a bad id.
+TEST(GpuIndex, GatherRunsMatchCpu) {
+  WICK_REQUIRE_GPU(devs);
+  std::vector<int64_t> pick(300);
+  for (size_t i = 0; i < pick.size(); ++i) pick[i] = static_cast<int64_t>((i * 37 + 5) % 40);
+  const Tensor ids = Tensor::from_vector(pick, {300});
+  for (const Device& d : devs) {
+    for (DType t : wick::kAllDTypes) {
+      SCOPED_TRACE(std::string(wick::dtype_name(t)) + " on " + d.location());
+      for (const Shape& s : {Shape{40, 1024}, Shape{40, 515}}) {
+        const Tensor x = small_ints(s, t, 89);
+        EXPECT_EQ(bytes_of(x.to(d).index_select(ids.to(d), 0)), bytes_of(x.index_select(ids, 0)));
+      }
+      const Tensor x3 = small_ints({3, 40, 256}, t, 89);
+      EXPECT_EQ(bytes_of(x3.to(d).index_select(ids.to(d), 1)), bytes_of(x3.index_select(ids, 1)));
+    }
+    std::vector<int64_t> bad = pick;
+    bad[123] = 40;
+    const Tensor bid = Tensor::from_vector(bad, {300});
+    const Tensor x = small_ints({40, 1024}, DType::BF16, 89);
+    const std::string cpu = message_of([&] { (void)x.index_select(bid, 0); });
+    ASSERT_NE(cpu, "no IndexError");
+    EXPECT_EQ(message_of([&] { (void)x.to(d).index_select(bid.to(d), 0); }),
+              cpu.substr(0, cpu.rfind("(cpu)")) + "(" + d.location() + ")");
+  }
+}
+
 }  // namespace

@@ -165,24 +165,28 @@ GpuShared& shared_state(int ordinal);
 // Gives the cached pinned staging blocks of the asynchronous host copies back (gpu_streams.cpp).
 void release_staging();
 
-// A read of a few device bytes that the host waits for without waiting for the work queued after
-// it (gpu_streams.cpp), made inside an op (after its enter()): the constructor queues a copy into a pinned staging block and a fence on
-// b's stream; wait() waits for that fence only. The index ops use it to learn the result of their
-// id check while their gather kernel, queued after the read, is still running.
-class EarlyRead {
+// A few bytes of pinned host memory that kernels queued on b's stream write directly, and a fence
+// after them that the host can wait for without waiting for the work queued after it
+// (gpu_streams.cpp). Made inside an op (after its enter()). The index ops use it to learn the result
+// of their id check while their gather kernel, queued after the fence, is still running.
+class PinnedResult {
  public:
-  EarlyRead(GpuBackend& b, const void* src, int64_t nbytes);
-  ~EarlyRead();  // waits for the copy when wait() was not called, then gives the block back
-  EarlyRead(const EarlyRead&) = delete;
-  EarlyRead& operator=(const EarlyRead&) = delete;
-  // The bytes read; valid until destruction. Throws DeviceError for a fault in the work before.
+  explicit PinnedResult(GpuBackend& b);
+  ~PinnedResult();  // waits for the kernels that may write the block, then gives it back
+  PinnedResult(const PinnedResult&) = delete;
+  PinnedResult& operator=(const PinnedResult&) = delete;
+  void* data() const { return block_; }  // for kernels, and for the host after wait()
+  // Records the fence after the work queued so far on the stream.
+  void fence();
+  // Waits for the fence. Throws DeviceError for a fault in the work before it.
   const void* wait();
 
  private:
+  GpuBackend& b_;
   void* block_ = nullptr;
   int64_t capacity_ = 0;
   gpu::Event done_;
-  bool waited_ = false;
+  bool fenced_ = false, waited_ = false;
 };
 
 }  // namespace wick::WICK_GPU_NS

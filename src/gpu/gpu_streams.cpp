@@ -185,37 +185,32 @@ void GpuBackend::copy_to_host_async(void* dst, const void* src, int64_t nbytes, 
   queue_finish(stream_, job);
 }
 
-// ---- early reads -----------------------------------------------------------------------------
+// ---- pinned results --------------------------------------------------------------------------
 
-EarlyRead::EarlyRead(GpuBackend& b, const void* src, int64_t nbytes) : done_(b.ordinal(), /*timing=*/false) {
-  const Block blk = staging().take(nbytes, b.ordinal());
+PinnedResult::PinnedResult(GpuBackend& b) : b_(b), done_(b.ordinal(), /*timing=*/false) {
+  const Block blk = staging().take(1, b.ordinal());
   block_ = blk.data;
   capacity_ = blk.capacity;
-  try {
-    gpu::memcpy_async(block_, src, nbytes, gpu::CopyKind::DeviceToHost, b.stream());
-    done_.record(b.stream());
-  } catch (...) {
-    // Nothing queued, or the fence failed after the copy: wait for the stream before reusing.
-    try {
-      b.stream().synchronize("copy");
-      staging().give(blk);
-    } catch (...) {
-      // The stream faulted: the copy may still write the block, so it stays out of the pool.
-    }
-    throw;
-  }
 }
 
-EarlyRead::~EarlyRead() {
+PinnedResult::~PinnedResult() {
   try {
-    if (!waited_) done_.synchronize();
+    if (!fenced_)
+      b_.stream().synchronize("result");  // a kernel may have been queued without the fence
+    else if (!waited_)
+      done_.synchronize();
     staging().give(Block{block_, capacity_});
   } catch (...) {
-    // A faulted stream: the copy may not have run, the block stays out of the pool.
+    // A faulted stream: a kernel may still write the block, so it stays out of the pool.
   }
 }
 
-const void* EarlyRead::wait() {
+void PinnedResult::fence() {
+  done_.record(b_.stream());
+  fenced_ = true;
+}
+
+const void* PinnedResult::wait() {
   done_.synchronize();
   waited_ = true;
   return block_;

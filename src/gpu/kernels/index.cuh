@@ -96,6 +96,12 @@ inline constexpr uint32_t kIdTypes = dtype_bit(DType::U8) | dtype_bit(DType::U32
 // Queues the check of every id of `ids` against [0, size): the smallest row-major position of an
 // offending id ends up in *first_bad, which must hold a value >= ids.numel() beforehand.
 void check_ids(const LaunchCtx& ctx, const TensorArg& ids, int64_t size, unsigned long long* first_bad);
+// Ids that check_ids_one_block takes, and its block size.
+inline constexpr int64_t kOneBlockIds = int64_t{1} << 16;
+inline constexpr int kOneBlockThreads = 1024;
+// Queues one block that checks the ids of 1-D `ids` (at most kOneBlockIds) against [0, size) and
+// writes the position of the first offending one, or ids.numel(), to *result (pinned host memory).
+void check_ids_one_block(const LaunchCtx& ctx, const TensorArg& ids, int64_t size, unsigned long long* result);
 // Writes `value` to *flag (stream-ordered).
 void set_flag(const LaunchCtx& ctx, unsigned long long* flag, unsigned long long value);
 // dst[i] = src[i + ids[i] * src_dim_stride] over dst's shape, ids in [0, size) along `dim`;

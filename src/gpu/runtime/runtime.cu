@@ -227,10 +227,11 @@ void* host_alloc_pinned(int64_t nbytes, int device) {
   set_device(device);
   void* p = nullptr;
   // Portable: pinned for every device of the process, so one staging block serves them all.
+  // Mapped: kernels may write it directly, through the same pointer (unified addressing).
 #if defined(WICK_GPU_CUDA)
-  const error_t e = cudaHostAlloc(&p, static_cast<size_t>(nbytes), cudaHostAllocPortable);
+  const error_t e = cudaHostAlloc(&p, static_cast<size_t>(nbytes), cudaHostAllocPortable | cudaHostAllocMapped);
 #else
-  const error_t e = hipHostMalloc(&p, static_cast<size_t>(nbytes), hipHostMallocPortable);
+  const error_t e = hipHostMalloc(&p, static_cast<size_t>(nbytes), hipHostMallocPortable | hipHostMallocMapped);
 #endif
   check(e, "pinned_alloc", device);
   return p;

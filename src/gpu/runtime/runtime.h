@@ -98,7 +98,8 @@ class Event {
 void launch_host_func(const Stream& s, void (*fn)(void*), void* arg);
 
 // Page-locked host memory, which copies to and from the device can read without staging and
-// without blocking the host. Throws OutOfMemory.
+// without blocking the host, and which kernels on any device can read and write through the same
+// pointer (mapped, unified addressing). Throws OutOfMemory.
 void* host_alloc_pinned(int64_t nbytes, int device);
 void host_free_pinned(void* p) noexcept;
 
