@@ -1,9 +1,10 @@
 // GPU matmul and convolutions against the CPU backend, on the layouts and sizes that pick the
 // GPU's distinct paths: transposed operands passed with BLAS transpose flags, broadcast batches
 // (stride 0) in one strided-batched call, batch dims that do not merge (host loop), operands BLAS
-// cannot describe (copied first), f8e4m3 through f16 + f32, batched im2col over samples, groups
-// batched instead of samples, and column buffers past the 1 GiB chunk limit. Every test skips
-// when no GPU is present.
+// cannot describe (copied first), f8e4m3 through f16 + f32, the matrix-vector kernel (both
+// orientations, 16-byte or element loads, short and long rows, batches, f16's rescaled operands
+// with subnormals, infinities and NaN), batched im2col over samples, groups batched instead of
+// samples, and column buffers past the 1 GiB chunk limit. Every test skips when no GPU is present.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,6 +22,7 @@ using wick::Conv1dParams;
 using wick::Conv2dParams;
 using wick::Device;
 using wick::DType;
+using wick::Scalar;
 using wick::Shape;
 using wick::Tensor;
 
@@ -44,17 +46,27 @@ double eps_of(DType t) {
 
 // GPU result vs CPU result of the same op on the same inputs. Both round an f32 (f64) sum once;
 // the sums' order differs, so allow a few roundings of the output plus accumulation error over
-// `terms` products of values in [-1, 1].
-void expect_close(const Tensor& gpu, const Tensor& cpu, int64_t terms, const std::string& what) {
+// `terms` products of values in [-1, 1] (times `scale`, the largest product's magnitude). An inf or
+// NaN on the CPU must be the same on the GPU.
+void expect_close(const Tensor& gpu, const Tensor& cpu, int64_t terms, const std::string& what, double scale = 1) {
   ASSERT_EQ(gpu.shape(), cpu.shape()) << what;
   const std::vector<double> g = gpu.to(Device::cpu()).to_dtype(DType::F64).to_vector<double>();
   const std::vector<double> c = cpu.to_dtype(DType::F64).to_vector<double>();
   const double acc_eps = cpu.dtype() == DType::F64 ? 1e-15 : 1.2e-7;
-  const double atol = acc_eps * 4 * static_cast<double>(terms) + eps_of(cpu.dtype()) * 1e-2;
+  const double atol = (acc_eps * 4 * static_cast<double>(terms) + eps_of(cpu.dtype()) * 1e-2) * scale;
   const double rtol = eps_of(cpu.dtype()) * 1.01;
-  for (size_t i = 0; i < c.size(); ++i)
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (std::isnan(c[i])) {
+      ASSERT_TRUE(std::isnan(g[i])) << what << " at " << i << ": gpu " << g[i] << " cpu nan";
+      continue;
+    }
+    if (std::isinf(c[i])) {
+      ASSERT_EQ(g[i], c[i]) << what << " at " << i;
+      continue;
+    }
     ASSERT_LE(std::abs(g[i] - c[i]), atol + rtol * std::abs(c[i]))
         << what << " at " << i << ": gpu " << g[i] << " cpu " << c[i];
+  }
 }
 
 Tensor randu(const Shape& s, DType t) { return Tensor::rand_uniform(s, DType::F32, -1, 1).to_dtype(t); }
@@ -82,6 +94,93 @@ TEST(GpuMatmul, LayoutsAgreeWithCpu) {
       const Tensor row = randu({1, 53}, t);
       expect_close(row.to(d).broadcast_as({37, 53}).matmul(gb.narrow(0, 0, 1).reshape({53, 29})),
                    row.broadcast_as({37, 53}).matmul(b.narrow(0, 0, 1).reshape({53, 29})), 53, tn + " broadcast row");
+    }
+}
+
+// The matrix-vector kernel (Note [GPU matrix-vector products] in src/gpu/kernels/matmul.cu) on
+// the layouts that pick its variants; f64 and f8e4m3 run the same products through BLAS.
+TEST(GpuMatmul, MatrixVectorAgreesWithCpu) {
+  WICK_REQUIRE_GPU(devs);
+  for (const Device& d : devs)
+    for (DType t : kFloats) {
+      const std::string tn(wick::dtype_name(t));
+      // k: one element, fewer than a 16-byte unit, odd, one unit, short rows (lane groups below a
+      // warp), a guarded last round, several full rounds plus a partial one.
+      for (const int64_t k : {1, 3, 7, 8, 24, 53, 64, 1000, 4104}) {
+        const std::string kn = tn + " k " + std::to_string(k);
+        for (const int64_t m : {1, 2, 67}) {
+          const std::string mn = kn + " m " + std::to_string(m);
+          const Tensor w = randu({m, k}, t), x = randu({k}, t);
+          const Tensor gw = w.to(d), gx = x.to(d);
+          // n == 1: W x, with x 1-d and as a column
+          expect_close(gw.matmul(gx), w.matmul(x), k, mn + " W x");
+          expect_close(gw.matmul(gx.reshape({k, 1})), w.matmul(x.reshape({k, 1})), k, mn + " W x column");
+          // m == 1: x W^T (the decode product), rows of W read along k
+          expect_close(gx.matmul(gw.t()), x.matmul(w.t()), k, mn + " x W^T");
+          expect_close(gx.reshape({1, k}).matmul(gw.t()), x.reshape({1, k}).matmul(w.t()), k, mn + " x row W^T");
+          // strided vectors: a column of a matrix (n == 1), a row of a transposed matrix (m == 1)
+          const Tensor xs = randu({k, 3}, t);
+          expect_close(gw.matmul(xs.to(d).narrow(1, 1, 1)), w.matmul(xs.narrow(1, 1, 1)), k, mn + " strided x");
+          expect_close(xs.to(d).t().narrow(0, 2, 1).matmul(gw.t()), xs.t().narrow(0, 2, 1).matmul(w.t()), k,
+                       mn + " strided x row");
+          // misaligned rows (row stride k + 1, offset 1): element loads; misaligned x only
+          const Tensor wm = randu({m, k + 1}, t).narrow(1, 1, k), xm = randu({k + 1}, t).narrow(0, 1, k);
+          expect_close(wm.to(d).matmul(gx), wm.matmul(x), k, mn + " misaligned rows");
+          expect_close(gx.matmul(wm.to(d).t()), x.matmul(wm.t()), k, mn + " misaligned rows, x W^T");
+          expect_close(gw.matmul(xm.to(d)), w.matmul(xm), k, mn + " misaligned x");
+          // rows 16-byte aligned at an offset (8 elements into a wider matrix)
+          const Tensor wo = randu({m, k + 16}, t).narrow(1, 8, k);
+          expect_close(wo.to(d).matmul(gx), wo.matmul(x), k, mn + " offset rows");
+        }
+      }
+      // batches: merged batch dims (grid y), a broadcast vector, dims that do not merge (host
+      // loop), a matrix shared by the batch (BLAS), attention-style q K^T over [batch, heads]
+      const Tensor a3 = randu({3, 37, 64}, t), x3 = randu({3, 64, 1}, t), x1 = randu({64, 1}, t);
+      expect_close(a3.to(d).matmul(x3.to(d)), a3.matmul(x3), 64, tn + " batched W x");
+      expect_close(a3.to(d).matmul(x1.to(d)), a3.matmul(x1), 64, tn + " batched W, broadcast x");
+      expect_close(x1.to(d).t().matmul(a3.to(d).transpose(1, 2)), x1.t().matmul(a3.transpose(1, 2)), 64,
+                   tn + " broadcast x, batched W^T");
+      expect_close(a3.narrow(0, 0, 1).reshape({37, 64}).to(d).matmul(x3.to(d)),
+                   a3.narrow(0, 0, 1).reshape({37, 64}).matmul(x3), 64, tn + " shared W");
+      const Tensor a5 = randu({2, 3, 4, 9, 16}, t), x5 = randu({4, 3, 2, 16, 1}, t);
+      expect_close(a5.to(d).matmul(x5.to(d).permute({2, 1, 0, 3, 4})), a5.matmul(x5.permute({2, 1, 0, 3, 4})), 16,
+                   tn + " rank 5");
+      const Tensor q = randu({2, 4, 1, 32}, t), kc = randu({2, 4, 50, 32}, t);
+      expect_close(q.to(d).matmul(kc.to(d).transpose(2, 3)), q.matmul(kc.transpose(2, 3)), 32, tn + " q K^T");
+    }
+}
+
+// f16 operands are rescaled in the matrix-vector kernel: subnormals must keep their value, and an
+// inf or NaN in either operand must reach the result as on the CPU (the lane redoes its sums).
+TEST(GpuMatmul, MatrixVectorSpecialValues) {
+  WICK_REQUIRE_GPU(devs);
+  for (const Device& d : devs)
+    for (DType t : {DType::F16, DType::BF16, DType::F32}) {
+      const std::string tn(wick::dtype_name(t));
+      for (const int64_t k : {40, 1000, 4104}) {
+        const std::string kn = tn + " k " + std::to_string(k);
+        // subnormal f16 (below 6.1e-5) in the matrix, then in the vector
+        const Tensor tiny = Tensor::rand_uniform({33, k}, DType::F32, -1e-5, 1e-5).to_dtype(t);
+        const Tensor big = Tensor::rand_uniform({k}, DType::F32, -1000, 1000).to_dtype(t);
+        expect_close(tiny.to(d).matmul(big.to(d)), tiny.matmul(big), k, kn + " tiny W", 1e-2);
+        const Tensor tiny_x = Tensor::rand_uniform({k}, DType::F32, -1e-5, 1e-5).to_dtype(t);
+        const Tensor big_w = Tensor::rand_uniform({33, k}, DType::F32, -1000, 1000).to_dtype(t);
+        expect_close(big_w.to(d).matmul(tiny_x.to(d)), big_w.matmul(tiny_x), k, kn + " tiny x", 1e-2);
+        expect_close(tiny_x.to(d).matmul(big_w.to(d).t()), tiny_x.matmul(big_w.t()), k, kn + " tiny x, x W^T", 1e-2);
+        // inf, -inf + inf (NaN) and NaN in rows of W; an inf in x reaches every row
+        Tensor w = randu({33, k}, t);
+        w.narrow(0, 2, 1).narrow(1, 5, 1).const_set(Scalar(INFINITY));
+        w.narrow(0, 8, 1).narrow(1, 1, 1).const_set(Scalar(-INFINITY));
+        w.narrow(0, 8, 1).narrow(1, k - 1, 1).const_set(Scalar(INFINITY));
+        w.narrow(0, 20, 1).narrow(1, 17, 1).const_set(Scalar(NAN));
+        const Tensor x = randu({k}, t);
+        expect_close(w.to(d).matmul(x.to(d)), w.matmul(x), k, kn + " inf / nan in W");
+        expect_close(x.to(d).matmul(w.to(d).t()), x.matmul(w.t()), k, kn + " inf / nan in W, x W^T");
+        Tensor xi = randu({k}, t);
+        xi.narrow(0, 11, 1).const_set(Scalar(-INFINITY));
+        const Tensor wf = randu({33, k}, t);
+        expect_close(wf.to(d).matmul(xi.to(d)), wf.matmul(xi), k, kn + " inf in x");
+      }
     }
 }
 
