@@ -21,6 +21,8 @@
 namespace wick::cpu {
 
 CpuBackend& backend() {
+  static const bool blas_ready = (select_blas_core(), true);  // before any BLAS call
+  (void)blas_ready;
   static CpuBackend b;
   return b;
 }

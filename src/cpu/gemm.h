@@ -25,5 +25,8 @@ void gemm(MatRef<const double> a, MatRef<const double> b, MatRef<double> c, doub
 
 // The BLAS library's build, the core type it picked and its thread count, for DeviceInfo.
 std::string blas_details();
+// Replaces a pre-AVX OpenBLAS core on a vector-capable processor (Note [OpenBLAS core selection] in
+// matmul.cpp); called once, before the first BLAS call.
+void select_blas_core();
 
 }  // namespace wick::cpu
