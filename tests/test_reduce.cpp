@@ -7,9 +7,11 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <string>
 #include <type_traits>
 #include <vector>
 
+#include "cpu/simd.h"
 #include "test_util.h"
 
 namespace wick {
@@ -99,6 +101,48 @@ TEST_P(Reduce, MinMaxPropagateNaN) {
   Tensor y = f32({-kInf, kInf, kNaNf}, {3}, d);
   EXPECT_TRUE(std::isnan(y.max({}).to_vector<float>()[0]));
   EXPECT_TRUE(std::isnan(y.min({}).to_vector<float>()[0]));
+}
+
+// A NaN anywhere in a row, in the unrolled body, the single-vector loop or the scalar tail of the
+// CPU's vector kernels, and in rows that start misaligned: min and max give NaN, argmin / argmax
+// its index; the rows without NaN give the exact extreme.
+TEST_P(Reduce, MinMaxFindANaNAtEveryPosition) {
+  const Device d = GetParam();
+  const int64_t n = 1000;  // 15 unrolled blocks of 64, 2 vectors of 16, a tail of 8 (AVX-512)
+  const std::vector<int64_t> at{0, 1, 15, 16, 63, 64, 500, 959, 960, 975, 976, 990, 991, 999};
+  const int64_t rows = static_cast<int64_t>(at.size()) + 1;
+  std::vector<float> h(static_cast<size_t>(rows * n));
+  for (size_t i = 0; i < h.size(); ++i) h[i] = static_cast<float>((i * 7919) % 1009) - 500.f;
+  for (size_t r = 0; r < at.size(); ++r) h[r * n + static_cast<size_t>(at[r])] = kNaNf;
+  float* last = h.data() + (rows - 1) * n;  // no NaN; extremes in the tail and the last vector
+  last[997] = 1e6f;
+  last[981] = -1e6f;
+  Tensor x = f32(h, {rows, n}, d);
+  for (int64_t start : {int64_t{0}, int64_t{1}, int64_t{3}}) {
+    SCOPED_TRACE("start " + std::to_string(start));
+    Tensor v = x.narrow(1, start, n - start);
+    const std::vector<float> mx = v.max({1}).to_vector<float>(), mn = v.min({1}).to_vector<float>();
+    const std::vector<int64_t> amx = v.argmax({1}).to_vector<int64_t>(), amn = v.argmin({1}).to_vector<int64_t>();
+    for (size_t r = 0; r < at.size(); ++r) {
+      if (at[r] < start) continue;  // narrowed off
+      EXPECT_TRUE(std::isnan(mx[r])) << "NaN at " << at[r];
+      EXPECT_TRUE(std::isnan(mn[r])) << "NaN at " << at[r];
+      EXPECT_EQ(amx[r], at[r] - start);
+      EXPECT_EQ(amn[r], at[r] - start);
+    }
+    const size_t lr = static_cast<size_t>(rows - 1);
+    EXPECT_EQ(mx[lr], 1e6f);
+    EXPECT_EQ(mn[lr], -1e6f);
+    EXPECT_EQ(amx[lr], 997 - start);
+    EXPECT_EQ(amn[lr], 981 - start);
+  }
+  // Infinities are values, not NaN: a row of -inf has max -inf, +inf wins over everything else.
+  Tensor inf = f32(std::vector<float>(100, -kInf), {100}, d);
+  EXPECT_EQ(inf.max({}).to_vector<float>()[0], -kInf);
+  EXPECT_EQ(inf.min({}).to_vector<float>()[0], -kInf);
+  std::vector<float> hi(100, -kInf);
+  hi[99] = kInf;
+  EXPECT_EQ(f32(hi, {100}, d).max({}).to_vector<float>()[0], kInf);
 }
 
 TEST_P(Reduce, ArgFirstNaNWins) {
@@ -610,6 +654,43 @@ TEST_P(Reduce, LastDimOpsOnShortAndLongRows) {
 }
 
 WICK_INSTANTIATE_DEVICES(Reduce);
+
+// simd.h's min_f32 / max_f32 on every level this processor runs, against a scalar loop: every
+// length up to a few unrolled blocks, a NaN at every position, infinities, and the empty row.
+TEST(CpuMinMaxKernels, EveryLevelLengthAndNaNPosition) {
+  namespace simd = cpu::simd;
+  std::vector<float> x(1100);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7919) % 2003) * 0.25f - 250.f;
+  for (int lv = 0; lv <= static_cast<int>(simd::detected()); ++lv) {
+    const simd::Isa isa = static_cast<simd::Isa>(lv);
+    SCOPED_TRACE(simd::isa_name(isa));
+    const simd::Kernels& k = simd::kernels(isa);
+    EXPECT_EQ(k.max_f32(x.data(), 0), -kInf);
+    EXPECT_EQ(k.min_f32(x.data(), 0), kInf);
+    for (int64_t n = 1; n <= static_cast<int64_t>(x.size()); n += n < 300 ? 1 : 37) {
+      for (int64_t off : {int64_t{0}, int64_t{1}}) {
+        if (off + n > static_cast<int64_t>(x.size())) continue;
+        const float* p = x.data() + off;
+        const float want_max = *std::max_element(p, p + n), want_min = *std::min_element(p, p + n);
+        ASSERT_EQ(k.max_f32(p, n), want_max) << n << " " << off;
+        ASSERT_EQ(k.min_f32(p, n), want_min) << n << " " << off;
+      }
+    }
+    for (int64_t n : {1, 2, 5, 16, 17, 63, 64, 65, 127, 128, 200}) {
+      std::vector<float> z(x.begin(), x.begin() + n);
+      for (int64_t i = 0; i < n; ++i) {
+        z[static_cast<size_t>(i)] = kNaNf;
+        ASSERT_TRUE(std::isnan(k.max_f32(z.data(), n))) << n << " " << i;
+        ASSERT_TRUE(std::isnan(k.min_f32(z.data(), n))) << n << " " << i;
+        z[static_cast<size_t>(i)] = kInf;
+        ASSERT_EQ(k.max_f32(z.data(), n), kInf) << n << " " << i;
+        z[static_cast<size_t>(i)] = -kInf;
+        ASSERT_EQ(k.min_f32(z.data(), n), -kInf) << n << " " << i;
+        z[static_cast<size_t>(i)] = x[static_cast<size_t>(i)];
+      }
+    }
+  }
+}
 
 }  // namespace
 }  // namespace wick

@@ -1,10 +1,13 @@
 // Tensor creation, const_set, copies and their errors, and a tensor of more than 2^31 elements.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "cpu/simd.h"
 #include "test_util.h"
 
 namespace wick {
@@ -77,6 +80,37 @@ TEST_P(Creation, ConstSetIntoViews) {
   EXPECT_EQ(r.to_vector<float>(), (std::vector<float>{0, 4.5f, 0}));
 }
 
+// Contiguous const_set fills bytes in a pattern of the element size (1, 2, 4, 8 bytes): windows
+// that start at several small offsets and end anywhere, and a 72 MiB one (streamed where the
+// last-level cache is 32 MiB or less: Note [CPU fill]), each element equal to a one-element
+// full() and nothing outside written.
+TEST_P(Creation, ConstSetContiguousEveryElementSize) {
+  const Device d = GetParam();
+  for (DType dt : kAllDTypes) {
+    SCOPED_TRACE(std::string(dtype_name(dt)));
+    const Scalar value = dt == DType::U8 ? Scalar(165) : dt == DType::U32 ? Scalar(int64_t{0x89abcdef})
+                         : dt == DType::I64 ? Scalar(int64_t{-0x123456789abcde}) : Scalar(-1.2345678);
+    const std::vector<unsigned char> one = testing::bytes_of(Tensor::full({1}, value, dt, d));
+    const size_t es = one.size();
+    const bool big_too = dt == DType::U8 || dt == DType::F16 || dt == DType::F32 || dt == DType::F64;
+    std::vector<int64_t> lengths{1, 7, 31, 63, 64, 65, 100, 1000, 100003};
+    if (big_too) lengths.push_back((int64_t{72} << 20) / static_cast<int64_t>(es) + 3);  // > 2x a 32 MiB LLC
+    for (int64_t n : lengths)
+      for (int64_t start : {int64_t{0}, int64_t{1}, int64_t{3}, int64_t{5}}) {
+        if (n > 100003 && start != 3) continue;
+        Tensor base = Tensor::zeros({start + n + 2}, dt, d);
+        base.narrow(0, start, n).const_set(value);
+        const std::vector<unsigned char> b = testing::bytes_of(base);
+        size_t bad = b.size();
+        for (size_t i = 0; i < b.size() && bad == b.size(); ++i) {
+          const int64_t e = static_cast<int64_t>(i / es);
+          if (b[i] != (e >= start && e < start + n ? one[i % es] : 0)) bad = i;
+        }
+        ASSERT_EQ(bad, b.size()) << "wrong byte; n " << n << " start " << start;
+      }
+  }
+}
+
 TEST_P(Creation, CopiesAndTransfers) {
   const Device d = GetParam();
   const Tensor x = Tensor::arange(0, 12, 1, DType::F32, d).reshape({3, 4});
@@ -140,6 +174,34 @@ TEST_P(Creation, Errors) {
 }
 
 WICK_INSTANTIATE_DEVICES(Creation);
+
+// simd.h's fill kernel on every level this processor runs, with and without streaming stores:
+// starts at every offset in a 64-byte line, lengths around the vector and line sizes, each byte
+// the pattern's byte at its distance from the start, and the guard bytes around untouched.
+TEST(CpuFillKernel, EveryLevelAlignmentAndLength) {
+  namespace simd = cpu::simd;
+  const unsigned char pat[8] = {0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88};
+  uint64_t pattern = 0;
+  std::memcpy(&pattern, pat, 8);
+  const int64_t lengths[] = {0, 1, 5, 8, 15, 63, 64, 65, 100, 127, 128, 129, 191, 192, 1000, 4096 + 37};
+  std::vector<unsigned char> buf(4096 + 37 + 256);
+  for (int lv = 0; lv <= static_cast<int>(simd::detected()); ++lv) {
+    const simd::Isa isa = static_cast<simd::Isa>(lv);
+    const simd::Kernels& k = simd::kernels(isa);
+    for (bool stream : {false, true})
+      for (int64_t n : lengths)
+        for (int64_t off = 0; off < 72; ++off) {
+          std::fill(buf.begin(), buf.end(), 0xee);
+          unsigned char* base = buf.data() + ((64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64);
+          k.fill(base + off, n, pattern, stream);
+          for (int64_t i = -off; i < n + 64; ++i) {
+            const unsigned char want = i >= 0 && i < n ? pat[i % 8] : 0xee;
+            ASSERT_EQ(base[off + i], want) << simd::isa_name(isa) << " stream " << stream << " n " << n << " off "
+                                           << off << " at " << i;
+          }
+        }
+  }
+}
 
 // More than 2^31 elements: indices and offsets must be 64-bit all the way through.
 TEST(LargeTensor, BeyondTwoToThe31) {

@@ -1,6 +1,7 @@
 #include "cpu/cpu_backend.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -174,9 +175,66 @@ void CpuBackend::copy_to_host(void* dst, const void* src, int64_t nbytes) {
   std::memcpy(dst, src, static_cast<size_t>(nbytes));
 }
 
+// Note [CPU fill]: a contiguous dst is filled as bytes, the value repeated into an 8-byte pattern,
+// by simd.h's fill kernel (64-byte vector stores on AVX-512) in chunks split across threads at
+// 64-byte line boundaries, so that no two threads write one line. A plain store first reads its
+// line into the cache (read-for-ownership), which beyond the caches doubles the memory traffic of
+// a fill. Non-temporal stores write whole lines to memory without reading them (each chunk's
+// kernel fences them before the parallel region's barrier), but they also leave nothing in the
+// cache, so a buffer that fits there is far slower to fill again, or to read next. Measured on a
+// 2-core EPYC VM (32 MiB L3), one thread filling with 1.5f, plain vs streamed, ms: 8 MiB 0.084 vs
+// 0.296; 32 MiB 0.81 vs 1.21; 48 MiB 1.48 vs 1.82; 64 MiB 2.3-2.7 vs 2.45; 96 MiB 3.81 vs 3.74;
+// 128 MiB 5.49 vs 4.79; 256 MiB 12.0 vs 10.4 (streaming writes at 26-28 GB/s at every size). So a
+// fill streams when it is more than twice the last-level cache (read once from sysfs, the caches
+// of cpu0), and more than 8 MiB, the threshold where sysfs does not say. Strided dsts keep the
+// elementwise map.
+namespace {
+int64_t stream_fill_above() {
+  static const int64_t bytes_above = [] {
+    int64_t llc = 0;
+    for (int i = 0; i < 8; ++i) {
+      const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+      std::ifstream lf(dir + "level"), tf(dir + "type"), sf(dir + "size");
+      int level = 0;
+      std::string type, size;
+      if (!(lf >> level) || !(tf >> type) || !(sf >> size) || type == "Instruction") continue;
+      const int64_t unit = size.back() == 'K' ? 1024 : size.back() == 'M' ? 1024 * 1024 : 1;
+      const int64_t bytes = std::atoll(size.c_str()) * unit;
+      if (level >= 2 && bytes > llc) llc = bytes;
+    }
+    return std::max<int64_t>(int64_t{8} << 20, 2 * llc);
+  }();
+  return bytes_above;
+}
+}  // namespace
+
 void CpuBackend::const_set(const TensorArg& dst, Scalar value) {
   dispatch(dst.dtype, [&]<class T>() {
     const T v = value.as<T>();
+    if constexpr (sizeof(T) <= 8 && 8 % sizeof(T) == 0) {
+      if (dst.layout.is_contiguous()) {
+        uint64_t pattern = 0;
+        for (size_t k = 0; k < 8; k += sizeof(T)) std::memcpy(reinterpret_cast<char*>(&pattern) + k, &v, sizeof(T));
+        char* const p = reinterpret_cast<char*>(dst.ptr<T>());
+        const int64_t nbytes = dst.numel() * static_cast<int64_t>(sizeof(T));
+        const bool stream = nbytes > stream_fill_above();
+        const auto fill = simd::kernels().fill;
+        // 64-byte lines counted from the one holding p; a chunk [b, e) writes dst's part of lines b..e-1.
+        const uintptr_t line0 = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{63};
+        const int64_t lead = static_cast<int64_t>(reinterpret_cast<uintptr_t>(p) - line0);
+        const int64_t lines = (lead + nbytes + 63) / 64;
+        parallel_for(lines, (kGrain * 4) / 64, [&](int64_t b, int64_t e) {
+          const int64_t from = std::max<int64_t>(b * 64 - lead, 0), to = std::min<int64_t>(e * 64 - lead, nbytes);
+          // The pattern repeats every 8 bytes from p; chunks start at a multiple of 8 from p
+          // unless p is not 8-byte aligned, where the pattern is seen from `from` on.
+          uint64_t q = pattern;
+          if (const int r = static_cast<int>(from & 7) * 8; r != 0)
+            q = std::endian::native == std::endian::little ? (q >> r) | (q << (64 - r)) : (q << r) | (q >> (64 - r));
+          fill(p + from, to - from, q, stream);
+        });
+        return;
+      }
+    }
     map<T>([v]() { return v; }, dst);
   });
 }

@@ -129,6 +129,19 @@ cmp_t<T> minmax_span(const T* p, int64_t n, int64_t s) {
   return r;
 }
 
+// minmax_span, with contiguous f32 rows through simd.h's kernels: the processor's full vector
+// width and several accumulators, where the loop above is built for the baseline ISA and keeps one
+// chain of dependent selects (Note [Vector min / max] in simd.cpp). The same results (NaN included;
+// the sign of a zero result may differ, as between the lanes of the loop above).
+template <bool IsMax, bool Unit, class T>
+cmp_t<T> row_minmax(const T* p, int64_t n, int64_t s) {
+  if constexpr (Unit && std::is_same_v<T, float>) {
+    return IsMax ? simd::kernels().max_f32(p, n) : simd::kernels().min_f32(p, n);
+  } else {
+    return minmax_span<IsMax, Unit>(p, n, s);
+  }
+}
+
 template <class T, bool IsMax>
 struct MinMaxKernel {
   using Acc = cmp_t<T>;
@@ -138,7 +151,7 @@ struct MinMaxKernel {
 
   template <bool Unit>
   static Acc row(const T* p, int64_t n, int64_t s, int64_t) {
-    return minmax_span<IsMax, Unit>(p, n, s);
+    return row_minmax<IsMax, Unit>(p, n, s);
   }
 
   template <class Rows>
@@ -185,7 +198,7 @@ struct ArgKernel {
     V best = minmax_identity<IsMax, V>();
     int64_t best_block = -1;
     for (int64_t b = 0; b < n; b += kBlock) {
-      const V m = minmax_span<IsMax, Unit>(at_ptr<Unit>(p, b, s), std::min(kBlock, n - b), s);
+      const V m = row_minmax<IsMax, Unit>(at_ptr<Unit>(p, b, s), std::min(kBlock, n - b), s);
       if (best_block < 0 || arg_better<IsMax>(m, best)) {
         best = m;
         best_block = b;

@@ -42,11 +42,13 @@ struct Kernels {
   void (*sigmoid_f32)(const float* in, float* out, int64_t n);
   void (*silu_f32)(const float* in, float* out, int64_t n);
   void (*gelu_f32)(const float* in, float* out, int64_t n);
-  // Row helpers of softmax and the norms. max_f32: the largest value, NaN if any is NaN, -inf for
-  // n == 0 (the sign of a zero maximum may differ between levels). sum16_f32: the sum of n <= 2048
+  // Row helpers of softmax, the norms and the min / max reductions. max_f32: the largest value,
+  // NaN if any is NaN, -inf for n == 0 (the sign of a zero maximum may differ between levels);
+  // min_f32 the same for the smallest, +inf for n == 0. sum16_f32: the sum of n <= 2048
   // values in 16 lanes (lane l adds elements l, l + 16, ...), the lanes added in halves (8, 4, 2,
   // 1), then the tail, exactly as lane_sum's blocks in row_loop.h. div_f32: x[i] /= d in place.
   float (*max_f32)(const float* x, int64_t n);
+  float (*min_f32)(const float* x, int64_t n);
   float (*sum16_f32)(const float* x, int64_t n);
   void (*div_f32)(float* x, int64_t n, float d);
   // Rows of the norms, in place. sumsq16_f32: as sum16_f32 over the squares x[i] * x[i] (each
@@ -55,6 +57,11 @@ struct Kernels {
   float (*sumsq16_f32)(const float* x, int64_t n);
   void (*add_f32)(float* x, int64_t n, float a);
   void (*norm_f32)(float* x, int64_t n, float s, const float* w, const float* b);
+  // Writes nbytes bytes at dst (any alignment): byte k gets byte k % 8 of `pattern` as it lies in
+  // memory, so an element of 1, 2, 4 or 8 bytes repeated to fill the 8 gives that element
+  // repeated. stream: the 64-byte-aligned body goes through non-temporal stores, fenced before
+  // the return (for buffers larger than the caches; see Note [CPU fill] in cpu_backend.cpp).
+  void (*fill)(void* dst, int64_t nbytes, uint64_t pattern, bool stream);
 };
 
 // The kernels of one level; throws wick::UnsupportedError above detected().
