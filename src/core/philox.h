@@ -13,7 +13,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
+#include "wick/dtype.h"
 #include "wick/scalar_types.h"
 
 namespace wick::philox {
@@ -137,5 +139,72 @@ WICK_HOST_DEVICE inline double normal_f64(uint64_t seed, uint64_t start, uint64_
   normal_f64_block(block(seed, start + i / 2), mean, std, z);
   return z[i % 2];
 }
+
+// A call's uniform or normal stream as one object, walked the same way by every backend:
+// operator()(i) gives element i (the strided paths), block(k, out) the kPer elements of block k,
+// i.e. elements [kPer * k, kPer * k + kPer) (the contiguous paths, one Philox block per group);
+// both use the expressions above, so either way gives the same bits. T is the element type: f32
+// math, rounded once to T, for every float type but f64.
+template <class T>
+struct Uniform {
+  static constexpr int kPer = std::is_same_v<T, double> ? 2 : 4;
+  uint64_t seed, counter;
+  double lo, span;
+  float lo_f, span_f, up_f;
+  Uniform(uint64_t seed_, uint64_t counter_, double lo_, double up_)
+      : seed(seed_),
+        counter(counter_),
+        lo(lo_),
+        span(up_ - lo_),
+        lo_f(static_cast<float>(lo_)),
+        span_f(static_cast<float>(up_ - lo_)),
+        up_f(static_cast<float>(up_)) {}
+  WICK_HOST_DEVICE T operator()(int64_t i) const {
+    if constexpr (std::is_same_v<T, double>)
+      return uniform_f64(seed, counter, static_cast<uint64_t>(i), lo, span);
+    else
+      return convert<T>(uniform_f32(seed, counter, static_cast<uint64_t>(i), lo_f, span_f, up_f));
+  }
+  WICK_HOST_DEVICE void block(uint64_t k, T (&out)[kPer]) const {
+    const Block b = philox::block(seed, counter + k);
+    for (int j = 0; j < kPer; ++j) {
+      if constexpr (std::is_same_v<T, double>)
+        out[j] = uniform_f64_of(b, static_cast<unsigned>(j), lo, span);
+      else
+        out[j] = convert<T>(uniform_f32_of(b.w[j], lo_f, span_f, up_f));
+    }
+  }
+};
+
+template <class T>
+struct Normal {
+  static constexpr int kPer = std::is_same_v<T, double> ? 2 : 4;
+  uint64_t seed, counter;
+  double mean, std;
+  float mean_f, std_f;
+  Normal(uint64_t seed_, uint64_t counter_, double mean_, double std_)
+      : seed(seed_),
+        counter(counter_),
+        mean(mean_),
+        std(std_),
+        mean_f(static_cast<float>(mean_)),
+        std_f(static_cast<float>(std_)) {}
+  WICK_HOST_DEVICE T operator()(int64_t i) const {
+    if constexpr (std::is_same_v<T, double>)
+      return normal_f64(seed, counter, static_cast<uint64_t>(i), mean, std);
+    else
+      return convert<T>(normal_f32(seed, counter, static_cast<uint64_t>(i), mean_f, std_f));
+  }
+  WICK_HOST_DEVICE void block(uint64_t k, T (&out)[kPer]) const {
+    const Block b = philox::block(seed, counter + k);
+    if constexpr (std::is_same_v<T, double>) {
+      normal_f64_block(b, mean, std, out);
+    } else {
+      float z[4];
+      normal_f32_block(b, mean_f, std_f, z);
+      for (int j = 0; j < 4; ++j) out[j] = convert<T>(z[j]);
+    }
+  }
+};
 
 }  // namespace wick::philox

@@ -265,18 +265,19 @@ void CpuBackend::arange(const TensorArg& dst, double start, double step) {
 namespace {
 
 // The random ops' loop (Note [Random streams] in src/core/philox.h): element i of the flat
-// (row-major) index comes from Philox block i / P, and block(k, vals) gives that block's P elements
-// with philox.h's per-block expressions (the bits of its per-element ones). Each block is computed
-// once; a strided dst is filled through a contiguous buffer.
-template <class T, int P, class Block>
-void fill_random(const TensorArg& dst, const Block& block) {
+// (row-major) index comes from Philox block i / G::kPer, and g.block(k, vals) gives that block's
+// elements with philox.h's per-block expressions (the bits of its per-element ones). Each block is
+// computed once; a strided dst is filled through a contiguous buffer.
+template <class T, class G>
+void fill_random(const TensorArg& dst, const G& g) {
+  constexpr int P = G::kPer;
   const int64_t n = dst.numel();
   std::vector<T> tmp;
   T* out = dst.layout.is_contiguous() ? dst.ptr<T>() : (tmp.resize(static_cast<size_t>(n)), tmp.data());
   parallel_for((n + P - 1) / P, 1024, [&](int64_t kb, int64_t ke) {
     for (int64_t k = kb; k < ke; ++k) {
       T v[P];
-      block(k, v);
+      g.block(static_cast<uint64_t>(k), v);
       const int64_t i0 = k * P, m = std::min<int64_t>(P, n - i0);
       for (int64_t j = 0; j < m; ++j) out[i0 + j] = v[j];
     }
@@ -287,37 +288,15 @@ void fill_random(const TensorArg& dst, const Block& block) {
 }  // namespace
 
 void CpuBackend::rand_uniform(const TensorArg& dst, double lo, double up, RandomStream rs) {
-  dispatch_in<kFloatTypes>(dst.dtype, [&]<class T>() {
-    if constexpr (std::is_same_v<T, double>) {
-      fill_random<T, 2>(dst, [&](int64_t k, T (&v)[2]) {
-        const philox::Block b = philox::block(rs.seed, rs.counter + static_cast<uint64_t>(k));
-        for (unsigned j = 0; j < 2; ++j) v[j] = philox::uniform_f64_of(b, j, lo, up - lo);
-      });
-    } else {
-      const auto lo_f = static_cast<float>(lo), span_f = static_cast<float>(up - lo), up_f = static_cast<float>(up);
-      fill_random<T, 4>(dst, [&](int64_t k, T (&v)[4]) {
-        const philox::Block b = philox::block(rs.seed, rs.counter + static_cast<uint64_t>(k));
-        for (int j = 0; j < 4; ++j) v[j] = convert<T>(philox::uniform_f32_of(b.w[j], lo_f, span_f, up_f));
-      });
-    }
-  }, "rand_uniform");
+  dispatch_in<kFloatTypes>(
+      dst.dtype, [&]<class T>() { fill_random<T>(dst, philox::Uniform<T>(rs.seed, rs.counter, lo, up)); },
+      "rand_uniform");
 }
 
 void CpuBackend::rand_normal(const TensorArg& dst, double mean, double std, RandomStream rs) {
-  dispatch_in<kFloatTypes>(dst.dtype, [&]<class T>() {
-    if constexpr (std::is_same_v<T, double>) {
-      fill_random<T, 2>(dst, [&](int64_t k, T (&v)[2]) {
-        philox::normal_f64_block(philox::block(rs.seed, rs.counter + static_cast<uint64_t>(k)), mean, std, v);
-      });
-    } else {
-      fill_random<T, 4>(dst, [&](int64_t k, T (&v)[4]) {
-        float z[4];
-        philox::normal_f32_block(philox::block(rs.seed, rs.counter + static_cast<uint64_t>(k)),
-                                 static_cast<float>(mean), static_cast<float>(std), z);
-        for (int j = 0; j < 4; ++j) v[j] = convert<T>(z[j]);
-      });
-    }
-  }, "rand_normal");
+  dispatch_in<kFloatTypes>(
+      dst.dtype, [&]<class T>() { fill_random<T>(dst, philox::Normal<T>(rs.seed, rs.counter, mean, std)); },
+      "rand_normal");
 }
 
 void CpuBackend::cast(const TensorArg& src, const TensorArg& dst) {
