@@ -11,7 +11,12 @@ namespace wick::WICK_GPU_NS {
 GpuShared::GpuShared(int ordinal) : props(gpu::device_properties(ordinal)), pool(ordinal) {}
 
 GpuBackend::GpuBackend(int ordinal, uint32_t id, GpuShared& shared)
-    : ordinal_(ordinal), id_(id), shared_(shared), props_(shared.props), stream_(ordinal) {
+    : ordinal_(ordinal),
+      id_(id),
+      shared_(shared),
+      props_(shared.props),
+      stream_(ordinal),
+      side_fence_(ordinal, /*timing=*/false) {
   auto blocks = std::make_unique<SmallBlocks>();
   blocks->stream = &stream_;
   std::lock_guard<std::mutex> g(shared_.mu);

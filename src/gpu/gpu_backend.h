@@ -141,6 +141,11 @@ class GpuBackend final : public Backend {
   int ordinal() const { return ordinal_; }
   const gpu::DeviceProperties& properties() const { return props_; }
   const gpu::Stream& stream() const { return stream_; }
+  // A second stream of this handle, made on first use, for short work that runs beside the main
+  // stream's (the index ops' id check, Note [GPU index kernels]), and an event for ordering it
+  // after the main stream's work so far.
+  const gpu::Stream& side_stream();
+  gpu::Event& side_fence() { return side_fence_; }
 
  private:
   // Makes this device current on the calling thread and describes a launch on its stream.
@@ -156,6 +161,9 @@ class GpuBackend final : public Backend {
   gpu::DeviceProperties props_;
   gpu::Stream stream_;
   SmallBlocks* small_ = nullptr;  // owned by shared_.small
+  std::once_flag side_once_;
+  std::unique_ptr<gpu::Stream> side_;
+  gpu::Event side_fence_;
 };
 
 // The provider src/backend/backend.cpp asks for devices (as wick::cuda_provider / rocm_provider).
@@ -165,13 +173,13 @@ GpuShared& shared_state(int ordinal);
 // Gives the cached pinned staging blocks of the asynchronous host copies back (gpu_streams.cpp).
 void release_staging();
 
-// A few bytes of pinned host memory that kernels queued on b's stream write directly, and a fence
-// after them that the host can wait for without waiting for the work queued after it
-// (gpu_streams.cpp). Made inside an op (after its enter()). The index ops use it to learn the result
-// of their id check while their gather kernel, queued after the fence, is still running.
+// A few bytes of pinned host memory that kernels queued on stream `s` of b write directly, and a
+// fence after them that the host can wait for without waiting for other work (gpu_streams.cpp).
+// Made inside an op (after its enter()). The index ops use it to learn the result of their id check
+// while their gather kernel is still running.
 class PinnedResult {
  public:
-  explicit PinnedResult(GpuBackend& b);
+  PinnedResult(GpuBackend& b, const gpu::Stream& s);
   ~PinnedResult();  // waits for the kernels that may write the block, then gives it back
   PinnedResult(const PinnedResult&) = delete;
   PinnedResult& operator=(const PinnedResult&) = delete;
@@ -182,7 +190,7 @@ class PinnedResult {
   const void* wait();
 
  private:
-  GpuBackend& b_;
+  const gpu::Stream& s_;
   void* block_ = nullptr;
   int64_t capacity_ = 0;
   gpu::Event done_;

@@ -185,9 +185,14 @@ void GpuBackend::copy_to_host_async(void* dst, const void* src, int64_t nbytes, 
   queue_finish(stream_, job);
 }
 
+const gpu::Stream& GpuBackend::side_stream() {
+  std::call_once(side_once_, [&] { side_ = std::make_unique<gpu::Stream>(ordinal_); });
+  return *side_;
+}
+
 // ---- pinned results --------------------------------------------------------------------------
 
-PinnedResult::PinnedResult(GpuBackend& b) : b_(b), done_(b.ordinal(), /*timing=*/false) {
+PinnedResult::PinnedResult(GpuBackend& b, const gpu::Stream& s) : s_(s), done_(b.ordinal(), /*timing=*/false) {
   const Block blk = staging().take(1, b.ordinal());
   block_ = blk.data;
   capacity_ = blk.capacity;
@@ -196,7 +201,7 @@ PinnedResult::PinnedResult(GpuBackend& b) : b_(b), done_(b.ordinal(), /*timing=*
 PinnedResult::~PinnedResult() {
   try {
     if (!fenced_)
-      b_.stream().synchronize("result");  // a kernel may have been queued without the fence
+      s_.synchronize("result");  // a kernel may have been queued without the fence
     else if (!waited_)
       done_.synchronize();
     staging().give(Block{block_, capacity_});
@@ -206,7 +211,7 @@ PinnedResult::~PinnedResult() {
 }
 
 void PinnedResult::fence() {
-  done_.record(b_.stream());
+  done_.record(s_);
   fenced_ = true;
 }
 
