@@ -141,9 +141,9 @@ class GpuBackend final : public Backend {
   int ordinal() const { return ordinal_; }
   const gpu::DeviceProperties& properties() const { return props_; }
   const gpu::Stream& stream() const { return stream_; }
-  // A second stream of this handle, made on first use, for short work that runs beside the main
-  // stream's (the index ops' id check, Note [GPU index kernels]), and an event for ordering it
-  // after the main stream's work so far.
+  // A second stream of this handle, of the highest priority, made on first use, for short work
+  // that runs beside the main stream's (the index ops' id check, Note [GPU index kernels]), and an
+  // event for ordering it after the main stream's work so far.
   const gpu::Stream& side_stream();
   gpu::Event& side_fence() { return side_fence_; }
 

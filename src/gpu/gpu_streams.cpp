@@ -186,7 +186,7 @@ void GpuBackend::copy_to_host_async(void* dst, const void* src, int64_t nbytes, 
 }
 
 const gpu::Stream& GpuBackend::side_stream() {
-  std::call_once(side_once_, [&] { side_ = std::make_unique<gpu::Stream>(ordinal_); });
+  std::call_once(side_once_, [&] { side_ = std::make_unique<gpu::Stream>(ordinal_, /*high_priority=*/true); });
   return *side_;
 }
 

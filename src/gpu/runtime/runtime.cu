@@ -145,10 +145,16 @@ void allow_dynamic_shared(const void* kernel, int64_t bytes, const char* op, int
 
 // ---- streams and events ----------------------------------------------------------------------
 
-Stream::Stream(int device) : device_(device) {
+Stream::Stream(int device, bool high_priority) : device_(device) {
   set_device(device);
   native_stream_t s = nullptr;
-  check(WICK_VENDOR(StreamCreateWithFlags)(&s, WICK_VENDOR(StreamNonBlocking)), "stream", device);
+  if (high_priority) {
+    int least = 0, greatest = 0;  // numerically lower is more urgent
+    check(WICK_VENDOR(DeviceGetStreamPriorityRange)(&least, &greatest), "stream", device);
+    check(WICK_VENDOR(StreamCreateWithPriority)(&s, WICK_VENDOR(StreamNonBlocking), greatest), "stream", device);
+  } else {
+    check(WICK_VENDOR(StreamCreateWithFlags)(&s, WICK_VENDOR(StreamNonBlocking)), "stream", device);
+  }
   handle_ = s;
 }
 

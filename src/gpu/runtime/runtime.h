@@ -58,7 +58,9 @@ int resident_blocks(const void* kernel, int block, int64_t shared, const char* o
 
 class Stream {
  public:
-  explicit Stream(int device);  // a non-blocking stream on `device`
+  // A non-blocking stream on `device`; high_priority: the device's most urgent stream priority,
+  // whose blocks the scheduler starts before the waiting blocks of other streams.
+  explicit Stream(int device, bool high_priority = false);
   ~Stream();
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
