@@ -133,30 +133,35 @@ struct MaxPool {
   const T* x;
   T* y;
   Window k;
+  // The running winner of a window, offered the elements in the CPU's order: the element and its
+  // compute-type value, taken over by a larger value or a NaN (convmath::max_pool_takes).
+  struct Best {
+    T v;
+    compute_t<T> a;
+    __device__ explicit Best(T first) : v(first), a(convert<compute_t<T>>(first)) {}
+    __device__ void offer(T c) {
+      const compute_t<T> ca = convert<compute_t<T>>(c);
+      if (convmath::max_pool_takes(ca, a)) {
+        v = c;
+        a = ca;
+      }
+    }
+  };
   template <int K, class Index>
   __device__ T whole_window(const Geo<Index>& g, Index base) const {
-    using A = compute_t<T>;
     T v[K * K];
 #pragma unroll
     for (int i = 0; i < K; ++i)
 #pragma unroll
       for (int j = 0; j < K; ++j)
         v[i * K + j] = x[base + static_cast<Index>(i) * g.xsh + static_cast<Index>(j) * g.xsw];
-    T best = v[0];
-    A best_v = convert<A>(best);
+    Best best(v[0]);
 #pragma unroll
-    for (int t = 1; t < K * K; ++t) {
-      const A a = convert<A>(v[t]);
-      if (convmath::max_pool_takes(a, best_v)) {
-        best = v[t];
-        best_v = a;
-      }
-    }
-    return best;
+    for (int t = 1; t < K * K; ++t) best.offer(v[t]);
+    return best.v;
   }
   template <class Index>
   __device__ void operator()(const Geo<Index>& g, Index xo, Index yo, Index oh, Index ow) const {
-    using A = compute_t<T>;
     const int64_t h0 = static_cast<int64_t>(oh) * k.sh - k.ph, w0 = static_cast<int64_t>(ow) * k.sw - k.pw;
     const int64_t hs = h0 > 0 ? h0 : 0, he = h0 + k.kh < k.in_h ? h0 + k.kh : k.in_h;
     const int64_t ws = w0 > 0 ? w0 : 0, we = w0 + k.kw < k.in_w ? w0 + k.kw : k.in_w;
@@ -170,20 +175,12 @@ struct MaxPool {
       y[yo] = whole_window<3>(g, base);
       return;
     }
-    T best = x[base];
-    A best_v = convert<A>(best);
+    Best best(x[base]);
     for (int64_t ih = hs; ih < he; ++ih) {
       const T* row = x + xo + static_cast<Index>(ih) * g.xsh;
-      for (int64_t iw = ws; iw < we; ++iw) {
-        const T v = row[static_cast<Index>(iw) * g.xsw];
-        const A a = convert<A>(v);
-        if (convmath::max_pool_takes(a, best_v)) {
-          best = v;
-          best_v = a;
-        }
-      }
+      for (int64_t iw = ws; iw < we; ++iw) best.offer(row[static_cast<Index>(iw) * g.xsw]);
     }
-    y[yo] = best;
+    y[yo] = best.v;
   }
 };
 
