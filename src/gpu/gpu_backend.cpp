@@ -76,13 +76,15 @@ int small_class(int64_t padded) {
 
 int64_t class_bytes(int c) { return kSmallBlockMin << c; }
 
+// Sizes are rounded up to whole 32-bit words: the sub-word atomics of scatter_add / index_add
+// (kernels/index.cuh) update the aligned word that holds an element.
+int64_t padded_bytes(int64_t nbytes) { return (nbytes + 3) & ~int64_t{3}; }
+
 }  // namespace
 
 void* GpuBackend::raw_alloc(int64_t nbytes) {
   enter("alloc");
-  // Sizes are rounded up to whole 32-bit words: the sub-word atomics of scatter_add / index_add
-  // (kernels/index.cuh) update the aligned word that holds an element.
-  const int64_t padded = (nbytes + 3) & ~int64_t{3};
+  const int64_t padded = padded_bytes(nbytes);
   const int cls = shared_.pool.stream_ordered() ? small_class(padded) : -1;
   const auto record = [&](void* p) {  // caller holds shared_.mu
     shared_.sizes[p] = nbytes;
@@ -135,7 +137,7 @@ void GpuBackend::raw_free(void* p) {
       const int64_t nbytes = it->second;
       shared_.in_use -= nbytes;
       shared_.sizes.erase(it);
-      const int cls = shared_.pool.stream_ordered() ? small_class((nbytes + 3) & ~int64_t{3}) : -1;
+      const int cls = shared_.pool.stream_ordered() ? small_class(padded_bytes(nbytes)) : -1;
       if (cls >= 0 && small_->bytes + class_bytes(cls) <= kSmallCacheBytes) {  // Note [Small block cache]
         small_->free[static_cast<size_t>(cls)].push_back(p);
         small_->bytes += class_bytes(cls);

@@ -118,6 +118,22 @@ __global__ void __launch_bounds__(kBlock) gather_kernel(Meta<Index, 3> m, Index 
 // the H100, 99% of the copy bandwidth (one block of 1024 threads per multiprocessor at 128 KB).
 constexpr int kRowThreads = 1024;
 
+// dst[k] = src[k] for k < n by the block's threads (thread t takes k = t, t + nt, ...), each keeping
+// four loads in flight.
+template <class V>
+__device__ __forceinline__ void block_copy(V* dst, const V* __restrict__ src, int64_t n) {
+  const int t = static_cast<int>(threadIdx.x), nt = static_cast<int>(blockDim.x);
+  int64_t k = t;
+  for (; k + 3 * nt < n; k += 4 * nt) {
+    const V v0 = src[k], v1 = src[k + nt], v2 = src[k + 2 * nt], v3 = src[k + 3 * nt];
+    dst[k] = v0;
+    dst[k + nt] = v1;
+    dst[k + 2 * nt] = v2;
+    dst[k + 3 * nt] = v3;
+  }
+  for (; k < n; k += nt) dst[k] = src[k];
+}
+
 // Copies src[0, len) into shared memory at `smem` + (src's address mod 16) bytes, so that the 16-byte
 // aligned part of the row lands on 16-byte aligned shared words; returns where the row starts.
 template <class U>
@@ -128,17 +144,7 @@ __device__ __forceinline__ U* stage_row(unsigned char* smem, const U* __restrict
   const int64_t head = std::min<int64_t>(len, static_cast<int64_t>((16 - a % 16) % 16 / sizeof(U)));
   const int64_t vecs = (len - head) * static_cast<int64_t>(sizeof(U)) / 16;
   const int64_t tail = head + vecs * 16 / static_cast<int64_t>(sizeof(U));
-  const auto* sv = reinterpret_cast<const uint4*>(src + head);
-  auto* rv = reinterpret_cast<uint4*>(row + head);
-  int64_t k = t;
-  for (; k + 3 * nt < vecs; k += 4 * nt) {  // four loads in flight per thread
-    const uint4 v0 = sv[k], v1 = sv[k + nt], v2 = sv[k + 2 * nt], v3 = sv[k + 3 * nt];
-    rv[k] = v0;
-    rv[k + nt] = v1;
-    rv[k + 2 * nt] = v2;
-    rv[k + 3 * nt] = v3;
-  }
-  for (; k < vecs; k += nt) rv[k] = sv[k];
+  block_copy(reinterpret_cast<uint4*>(row + head), reinterpret_cast<const uint4*>(src + head), vecs);
   for (int64_t i = t; i < head; i += nt) row[i] = src[i];
   for (int64_t i = tail + t; i < len; i += nt) row[i] = src[i];
   return row;
@@ -205,16 +211,7 @@ __global__ void __launch_bounds__(kRunThreads)
       for (int64_t k = t; k < len; k += nt) o[k] = U{};
       continue;
     }
-    const U* s = src + off[1] + static_cast<int64_t>(id) * src_dim_stride;
-    int64_t k = t;
-    for (; k + 3 * nt < len; k += 4 * nt) {
-      const U v0 = s[k], v1 = s[k + nt], v2 = s[k + 2 * nt], v3 = s[k + 3 * nt];
-      o[k] = v0;
-      o[k + nt] = v1;
-      o[k + 2 * nt] = v2;
-      o[k + 3 * nt] = v3;
-    }
-    for (; k < len; k += nt) o[k] = s[k];
+    block_copy(o, src + off[1] + static_cast<int64_t>(id) * src_dim_stride, len);
   }
 }
 

@@ -389,7 +389,7 @@ bool radix_sort_rows(const LaunchCtx& ctx, const SortArgs<T>& a) {
     const int64_t items = (a.n + kRadixThreads - 1) / kRadixThreads;
     if (a.n <= tile_len<uint32_t, uint32_t>() || items > kRadixItems) return false;
     const int64_t bytes = kRadixCountBytes + static_cast<int64_t>(sizeof(T) + 2) * items * kRadixThreads;
-    if (bytes > gpu::max_shared_per_block(ctx.device)) return false;
+    if (bytes > ctx.shared_per_block) return false;
     using V = cmp_t<T>;
     const int passes = std::is_integral_v<V> && sizeof(V) == 1 ? 1 : 4;  // u8: the key is one byte
     auto* kernel = radix_sort_kernel<T>;

@@ -1,6 +1,9 @@
 // The vendor shim's implementation: the only file that calls the CUDA / HIP runtime.
 #include <limits>
+#include <map>
+#include <mutex>
 #include <string>
+#include <utility>
 
 #include "gpu/runtime/runtime.h"
 #include "gpu/runtime/vendor.cuh"
@@ -110,16 +113,6 @@ void memory_info(int device, int64_t* free_bytes, int64_t* total_bytes) {
   *total_bytes = static_cast<int64_t>(t);
 }
 
-int max_shared_per_block(int device) {
-  int bytes = 0;
-#if defined(WICK_GPU_CUDA)
-  check(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), "device", device);
-#else
-  check(hipDeviceGetAttribute(&bytes, hipDeviceAttributeMaxSharedMemoryPerBlock, device), "device", device);
-#endif
-  return bytes;
-}
-
 void check_launch(const char* op, int device) {
   const error_t e = WICK_VENDOR(GetLastError)();
   if (e != kSuccess) raise(e, op, device);
@@ -133,6 +126,13 @@ int resident_blocks(const void* kernel, int block, int64_t shared, const char* o
 }
 
 void allow_dynamic_shared(const void* kernel, int64_t bytes, const char* op, int device) {
+  // The attributes belong to the kernel on its device: set them once per size increase, not at
+  // every launch (two runtime calls each).
+  static std::mutex* mu = new std::mutex;
+  static auto* allowed = new std::map<std::pair<const void*, int>, int64_t>;
+  std::lock_guard<std::mutex> g(*mu);
+  int64_t& have = (*allowed)[{kernel, device}];
+  if (have >= bytes) return;
   check(WICK_VENDOR(FuncSetAttribute)(kernel, WICK_VENDOR(FuncAttributeMaxDynamicSharedMemorySize),
                                       static_cast<int>(bytes)),
         op, device);
@@ -141,6 +141,7 @@ void allow_dynamic_shared(const void* kernel, int64_t bytes, const char* op, int
   check(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared),
         op, device);
 #endif
+  have = bytes;
 }
 
 // ---- streams and events ----------------------------------------------------------------------

@@ -37,11 +37,6 @@ void set_device(int device);
 // Free and total memory of `device` as the driver sees it.
 void memory_info(int device, int64_t* free_bytes, int64_t* total_bytes);
 
-// The most shared memory one block of a kernel on `device` may use, static plus dynamic: the
-// opt-in limit on NVIDIA (227 KB on H100 / H200, above the default 48 KB), the plain limit on AMD
-// (64 KB LDS), where no opt-in exists.
-int max_shared_per_block(int device);
-
 // Throws the error of the last kernel launch on this thread, if there was one. Launches are
 // asynchronous; faults during execution surface at the next synchronisation.
 void check_launch(const char* op, int device);
@@ -49,7 +44,8 @@ void check_launch(const char* op, int device);
 // Lets `kernel` (the address of a __global__ function) launch with `bytes` of dynamic shared
 // memory, above the default 48 KB per block when the device allows it (up to
 // shared_per_block_optin), and asks for the largest shared memory carve-out, so that several
-// such blocks fit on one multiprocessor.
+// such blocks fit on one multiprocessor. Runtime calls only when `bytes` exceeds what was already
+// allowed for that kernel on that device.
 void allow_dynamic_shared(const void* kernel, int64_t bytes, const char* op, int device);
 
 // How many blocks of `block` threads (and `shared` bytes of dynamic shared memory) of `kernel` fit
