@@ -331,11 +331,12 @@ void alloc_cases(Cases& cases) {
 // are what make the case meaningful on the CPU.
 Ref uniform_ref(DType d, const Shape& s, uint64_t seed, uint64_t start, double lo, double up) {
   Ref r(s);
+  const philox::Keys ks = philox::seed_keys(seed);
   for (size_t i = 0; i < r.v.size(); ++i) {
     if (d == DType::F64) {
-      r.v[i] = philox::uniform_f64(seed, start, i, lo, up - lo);
+      r.v[i] = philox::uniform_f64(ks, start, i, lo, up - lo);
     } else {
-      r.v[i] = round_to(d, philox::uniform_f32(seed, start, i, static_cast<float>(lo), static_cast<float>(up - lo),
+      r.v[i] = round_to(d, philox::uniform_f32(ks, start, i, static_cast<float>(lo), static_cast<float>(up - lo),
                                                static_cast<float>(up)));
     }
   }
@@ -403,9 +404,10 @@ void random_cases(Cases& cases) {
                      const uint64_t start = d == DType::F64 ? 2 : 1;
                      const Tensor t = Tensor::rand_normal(s, d, mean, sd, c.device());
                      Ref want(s);
+                     const philox::Keys ks = philox::seed_keys(seed);
                      for (size_t i = 0; i < want.v.size(); ++i)
-                       want.v[i] = d == DType::F64 ? philox::normal_f64(seed, start, i, mean, sd)
-                                                   : round_to(d, philox::normal_f32(seed, start, i, static_cast<float>(mean),
+                       want.v[i] = d == DType::F64 ? philox::normal_f64(ks, start, i, mean, sd)
+                                                   : round_to(d, philox::normal_f32(ks, start, i, static_cast<float>(mean),
                                                                                     static_cast<float>(sd)));
                      // GPUs may differ from the CPU's libm in the last bits of log / sin / cos.
                      const Tol tol = tol_for(d, 2);

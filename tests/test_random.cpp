@@ -102,17 +102,19 @@ TEST_P(Random, StreamPositions) {
   const auto u2 = host<double>(Tensor::rand_uniform({3}, DType::F64, 0, 1, d));     // blocks 2, 3
   const auto n1 = host<float>(Tensor::rand_normal({5}, DType::F32, 0, 1, d));       // blocks 4, 5
   const auto u3 = host<float>(Tensor::rand_uniform({2, 3}, DType::F32, -3, 5, d));  // blocks 6, 7
-  for (uint64_t i = 0; i < 7; ++i) EXPECT_EQ(u1[i], philox::uniform_f32(77, 0, i, 0.0f, 1.0f, 1.0f)) << i;
-  for (uint64_t i = 0; i < 3; ++i) EXPECT_EQ(u2[i], philox::uniform_f64(77, 2, i, 0.0, 1.0)) << i;
-  for (uint64_t i = 0; i < 5; ++i) EXPECT_NEAR(n1[i], philox::normal_f32(77, 4, i, 0.0f, 1.0f), 1e-5) << i;
-  for (uint64_t i = 0; i < 6; ++i) EXPECT_EQ(u3[i], philox::uniform_f32(77, 6, i, -3.0f, 8.0f, 5.0f)) << i;
+  const philox::Keys k77 = philox::seed_keys(77);
+  for (uint64_t i = 0; i < 7; ++i) EXPECT_EQ(u1[i], philox::uniform_f32(k77, 0, i, 0.0f, 1.0f, 1.0f)) << i;
+  for (uint64_t i = 0; i < 3; ++i) EXPECT_EQ(u2[i], philox::uniform_f64(k77, 2, i, 0.0, 1.0)) << i;
+  for (uint64_t i = 0; i < 5; ++i) EXPECT_NEAR(n1[i], philox::normal_f32(k77, 4, i, 0.0f, 1.0f), 1e-5) << i;
+  for (uint64_t i = 0; i < 6; ++i) EXPECT_EQ(u3[i], philox::uniform_f32(k77, 6, i, -3.0f, 8.0f, 5.0f)) << i;
   // Word w of block b is element 4b + w: the first uniform is the top 24 bits of word 0.
   EXPECT_EQ(u1[0], static_cast<float>(philox::block(77, 0).w[0] >> 8) * 0x1p-24f);
   EXPECT_EQ(u1[5], static_cast<float>(philox::block(77, 1).w[1] >> 8) * 0x1p-24f);
   // Zero elements take no blocks.
   d.set_seed(5);
   (void)Tensor::rand_uniform({0, 4}, DType::F32, 0, 1, d);
-  EXPECT_EQ(host<float>(Tensor::rand_uniform({1}, DType::F32, 0, 1, d))[0], philox::uniform_f32(5, 0, 0, 0.0f, 1.0f, 1.0f));
+  EXPECT_EQ(host<float>(Tensor::rand_uniform({1}, DType::F32, 0, 1, d))[0],
+            philox::uniform_f32(philox::seed_keys(5), 0, 0, 0.0f, 1.0f, 1.0f));
 }
 
 template <class T>
@@ -273,7 +275,8 @@ TEST_P(Random, Errors) {
   d.set_seed(8);
   EXPECT_THROW((void)Tensor::rand_uniform({3}, DType::F32, 2, 1, d), InvalidArgument);
   EXPECT_THROW((void)Tensor::rand_uniform({3}, DType::U8, 0, 1, d), DTypeError);
-  EXPECT_EQ(host<float>(Tensor::rand_uniform({1}, DType::F32, 0, 1, d))[0], philox::uniform_f32(8, 0, 0, 0.0f, 1.0f, 1.0f));
+  EXPECT_EQ(host<float>(Tensor::rand_uniform({1}, DType::F32, 0, 1, d))[0],
+            philox::uniform_f32(philox::seed_keys(8), 0, 0, 0.0f, 1.0f, 1.0f));
 }
 
 WICK_INSTANTIATE_DEVICES(Random);

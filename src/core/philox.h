@@ -38,31 +38,57 @@ WICK_HOST_DEVICE inline void mulhilo(uint32_t a, uint32_t b, uint32_t* hi, uint3
 #endif
 }
 
-// Ten rounds of Philox4x32 on a full 128-bit counter and 64-bit key.
-WICK_HOST_DEVICE inline Block block_raw(const uint32_t ctr_in[4], const uint32_t key_in[2]) {
-  uint32_t c0 = ctr_in[0], c1 = ctr_in[1], c2 = ctr_in[2], c3 = ctr_in[3], k0 = key_in[0], k1 = key_in[1];
+// The round keys of a 64-bit key: round r adds r times the Weyl constants to its halves. A call's
+// stream keeps them (Uniform, Normal below), so a GPU thread does not redo the 20 additions per block:
+// kernels get the stream by value and their xors read the keys from the parameter bank.
+struct Keys {
+  uint32_t k[10][2];
+};
+WICK_HOST_DEVICE inline Keys keys(const uint32_t key_in[2]) {
+  Keys ks{};
+  uint32_t k0 = key_in[0], k1 = key_in[1];
+  for (int r = 0; r < 10; ++r) {
+    ks.k[r][0] = k0;
+    ks.k[r][1] = k1;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  return ks;
+}
+WICK_HOST_DEVICE inline Keys seed_keys(uint64_t seed) {
+  const uint32_t k[2] = {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)};
+  return keys(k);
+}
+
+// Ten rounds of Philox4x32 on a full 128-bit counter.
+WICK_HOST_DEVICE inline Block rounds(const uint32_t ctr_in[4], const Keys& ks) {
+  uint32_t c0 = ctr_in[0], c1 = ctr_in[1], c2 = ctr_in[2], c3 = ctr_in[3];
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#pragma unroll  // the keys then stay in the parameter bank
+#endif
   for (int r = 0; r < 10; ++r) {
     uint32_t hi0, lo0, hi1, lo1;
     mulhilo(0xD2511F53u, c0, &hi0, &lo0);
     mulhilo(0xCD9E8D57u, c2, &hi1, &lo1);
-    const uint32_t n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
+    const uint32_t n0 = hi1 ^ c1 ^ ks.k[r][0], n2 = hi0 ^ c3 ^ ks.k[r][1];
     c0 = n0;
     c1 = lo1;
     c2 = n2;
     c3 = lo0;
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
   }
   return Block{{c0, c1, c2, c3}};
+}
+WICK_HOST_DEVICE inline Block block_raw(const uint32_t ctr_in[4], const uint32_t key_in[2]) {
+  return rounds(ctr_in, keys(key_in));
 }
 
 // Block number `ctr` of the stream keyed by `seed`: counter (ctr low, ctr high, 0, 0), key (seed
 // low, seed high).
-WICK_HOST_DEVICE inline Block block(uint64_t seed, uint64_t ctr) {
+WICK_HOST_DEVICE inline Block block(const Keys& ks, uint64_t ctr) {
   const uint32_t c[4] = {static_cast<uint32_t>(ctr), static_cast<uint32_t>(ctr >> 32), 0u, 0u};
-  const uint32_t k[2] = {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)};
-  return block_raw(c, k);
+  return rounds(c, ks);
 }
+WICK_HOST_DEVICE inline Block block(uint64_t seed, uint64_t ctr) { return block(seed_keys(seed), ctr); }
 
 // [0, 1) from 24 / 53 random bits.
 WICK_HOST_DEVICE inline float unit_f32(uint32_t w) { return static_cast<float>(w >> 8) * 5.9604644775390625e-08f; }
@@ -81,11 +107,11 @@ WICK_HOST_DEVICE inline float uniform_f32_of(uint32_t w, float lo, float span, f
 WICK_HOST_DEVICE inline double uniform_f64_of(const Block& b, unsigned k, double lo, double span) {
   return fma(unit_f64(b.w[2 * k], b.w[2 * k + 1]), span, lo);
 }
-WICK_HOST_DEVICE inline float uniform_f32(uint64_t seed, uint64_t start, uint64_t i, float lo, float span, float up) {
-  return uniform_f32_of(block(seed, start + i / 4).w[i % 4], lo, span, up);
+WICK_HOST_DEVICE inline float uniform_f32(const Keys& ks, uint64_t start, uint64_t i, float lo, float span, float up) {
+  return uniform_f32_of(block(ks, start + i / 4).w[i % 4], lo, span, up);
 }
-WICK_HOST_DEVICE inline double uniform_f64(uint64_t seed, uint64_t start, uint64_t i, double lo, double span) {
-  return uniform_f64_of(block(seed, start + i / 2), static_cast<unsigned>(i % 2), lo, span);
+WICK_HOST_DEVICE inline double uniform_f64(const Keys& ks, uint64_t start, uint64_t i, double lo, double span) {
+  return uniform_f64_of(block(ks, start + i / 2), static_cast<unsigned>(i % 2), lo, span);
 }
 
 // Normals by Box-Muller: radius r = sqrt(-2 log u1) with u1 in (0, 1] (a finite log), angle
@@ -95,10 +121,11 @@ WICK_HOST_DEVICE inline double uniform_f64(uint64_t seed, uint64_t start, uint64
 // element, with the same expressions, so a kernel computing blocks gives the bits of one computing
 // elements.
 //
-// On a GPU the f32 sine and cosine are the hardware's (__sincosf: absolute error about 2^-21 on
-// [-pi, pi), which is why theta is centred), a few instructions instead of a range reduction each:
-// randn f32 is bound by its arithmetic (the Philox rounds and Box-Muller), not by memory. The host
-// uses std::sin / std::cos, so CPU and GPU normals agree to a few 1e-7 times r, not bit for bit.
+// On a GPU the f32 sine, cosine and square root are the hardware's (__sincosf: absolute error about
+// 2^-21 on [-pi, pi), which is why theta is centred; sqrt.approx: about 2^-23 relative), a few
+// instructions instead of a range reduction each and a Newton step: randn f32 is bound by its
+// arithmetic (the Philox rounds and Box-Muller), not by memory. The host uses std::sin / std::cos /
+// std::sqrt, so CPU and GPU normals agree to a few 1e-7 times r, not bit for bit.
 WICK_HOST_DEVICE inline void sincos_f32(float t, float* s, float* c) {
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
   __sincosf(t, s, c);
@@ -107,10 +134,21 @@ WICK_HOST_DEVICE inline void sincos_f32(float t, float* s, float* c) {
   *c = std::cos(t);
 #endif
 }
+WICK_HOST_DEVICE inline float sqrt_f32(float x) {
+#if defined(__CUDA_ARCH__)
+  float r;
+  asm("sqrt.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+#elif defined(__HIP_DEVICE_COMPILE__)
+  return __builtin_amdgcn_sqrtf(x);
+#else
+  return std::sqrt(x);
+#endif
+}
 WICK_HOST_DEVICE inline void normal_f32_pair(uint32_t w1, uint32_t w2, float mean, float std, float out[2]) {
   const float u1 = 1.0f - unit_f32(w1);
   const float theta = fmaf(6.28318530717958647692f, unit_f32(w2), -3.14159265358979323846f);
-  const float r = sqrtf(-2.0f * logf(u1));
+  const float r = sqrt_f32(-2.0f * logf(u1));
   float s, c;
   sincos_f32(theta, &s, &c);
   out[0] = fmaf(r * c, std, mean);
@@ -120,8 +158,8 @@ WICK_HOST_DEVICE inline void normal_f32_block(const Block& b, float mean, float 
   normal_f32_pair(b.w[0], b.w[1], mean, std, out);
   normal_f32_pair(b.w[2], b.w[3], mean, std, out + 2);
 }
-WICK_HOST_DEVICE inline float normal_f32(uint64_t seed, uint64_t start, uint64_t i, float mean, float std) {
-  const Block b = block(seed, start + i / 4);
+WICK_HOST_DEVICE inline float normal_f32(const Keys& ks, uint64_t start, uint64_t i, float mean, float std) {
+  const Block b = block(ks, start + i / 4);
   const unsigned k = static_cast<unsigned>(i % 4) & ~1u;
   float z[2];
   normal_f32_pair(b.w[k], b.w[k + 1], mean, std, z);
@@ -134,9 +172,9 @@ WICK_HOST_DEVICE inline void normal_f64_block(const Block& b, double mean, doubl
   out[0] = fma(r * ::cos(theta), std, mean);
   out[1] = fma(r * ::sin(theta), std, mean);
 }
-WICK_HOST_DEVICE inline double normal_f64(uint64_t seed, uint64_t start, uint64_t i, double mean, double std) {
+WICK_HOST_DEVICE inline double normal_f64(const Keys& ks, uint64_t start, uint64_t i, double mean, double std) {
   double z[2];
-  normal_f64_block(block(seed, start + i / 2), mean, std, z);
+  normal_f64_block(block(ks, start + i / 2), mean, std, z);
   return z[i % 2];
 }
 
@@ -148,11 +186,12 @@ WICK_HOST_DEVICE inline double normal_f64(uint64_t seed, uint64_t start, uint64_
 template <class T>
 struct Uniform {
   static constexpr int kPer = std::is_same_v<T, double> ? 2 : 4;
-  uint64_t seed, counter;
+  Keys ks;
+  uint64_t counter;
   double lo, span;
   float lo_f, span_f, up_f;
   Uniform(uint64_t seed_, uint64_t counter_, double lo_, double up_)
-      : seed(seed_),
+      : ks(seed_keys(seed_)),
         counter(counter_),
         lo(lo_),
         span(up_ - lo_),
@@ -161,12 +200,12 @@ struct Uniform {
         up_f(static_cast<float>(up_)) {}
   WICK_HOST_DEVICE T operator()(int64_t i) const {
     if constexpr (std::is_same_v<T, double>)
-      return uniform_f64(seed, counter, static_cast<uint64_t>(i), lo, span);
+      return uniform_f64(ks, counter, static_cast<uint64_t>(i), lo, span);
     else
-      return convert<T>(uniform_f32(seed, counter, static_cast<uint64_t>(i), lo_f, span_f, up_f));
+      return convert<T>(uniform_f32(ks, counter, static_cast<uint64_t>(i), lo_f, span_f, up_f));
   }
   WICK_HOST_DEVICE void block(uint64_t k, T (&out)[kPer]) const {
-    const Block b = philox::block(seed, counter + k);
+    const Block b = philox::block(ks, counter + k);
     for (int j = 0; j < kPer; ++j) {
       if constexpr (std::is_same_v<T, double>)
         out[j] = uniform_f64_of(b, static_cast<unsigned>(j), lo, span);
@@ -179,11 +218,12 @@ struct Uniform {
 template <class T>
 struct Normal {
   static constexpr int kPer = std::is_same_v<T, double> ? 2 : 4;
-  uint64_t seed, counter;
+  Keys ks;
+  uint64_t counter;
   double mean, std;
   float mean_f, std_f;
   Normal(uint64_t seed_, uint64_t counter_, double mean_, double std_)
-      : seed(seed_),
+      : ks(seed_keys(seed_)),
         counter(counter_),
         mean(mean_),
         std(std_),
@@ -191,12 +231,12 @@ struct Normal {
         std_f(static_cast<float>(std_)) {}
   WICK_HOST_DEVICE T operator()(int64_t i) const {
     if constexpr (std::is_same_v<T, double>)
-      return normal_f64(seed, counter, static_cast<uint64_t>(i), mean, std);
+      return normal_f64(ks, counter, static_cast<uint64_t>(i), mean, std);
     else
-      return convert<T>(normal_f32(seed, counter, static_cast<uint64_t>(i), mean_f, std_f));
+      return convert<T>(normal_f32(ks, counter, static_cast<uint64_t>(i), mean_f, std_f));
   }
   WICK_HOST_DEVICE void block(uint64_t k, T (&out)[kPer]) const {
-    const Block b = philox::block(seed, counter + k);
+    const Block b = philox::block(ks, counter + k);
     if constexpr (std::is_same_v<T, double>) {
       normal_f64_block(b, mean, std, out);
     } else {
