@@ -3,8 +3,9 @@
 // (stride 0) in one strided-batched call, batch dims that do not merge (host loop), operands BLAS
 // cannot describe (copied first), f8e4m3 through f16 + f32, the matrix-vector kernel (both
 // orientations, 16-byte or element loads, short and long rows, batches, f16's rescaled operands
-// with subnormals, infinities and NaN), batched im2col over samples, groups batched instead of
-// samples, and column buffers past the 1 GiB chunk limit. Every test skips when no GPU is present.
+// with subnormals, infinities and NaN), the implicit-GEMM conv (partial tiles, groups, strided
+// inputs, transposed at stride 1), batched im2col over samples, groups batched instead of samples,
+// and column buffers past the 1 GiB chunk limit. Every test skips when no GPU is present.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -198,11 +199,14 @@ TEST(GpuMatmul, EmptySums) {
 TEST(GpuConv, Conv2dBatchedAgreesWithCpu) {
   WICK_REQUIRE_GPU(devs);
   for (const Device& d : devs) {
-    // The benchmark shape: one im2col for all 32 samples, one strided-batched GEMM.
-    const Tensor x = randu({32, 64, 56, 56}, DType::F32), w = randu({64, 64, 3, 3}, DType::F32);
-    Conv2dParams p;
-    p.padding = {1, 1};
-    expect_close(x.to(d).conv2d(w.to(d), p), x.conv2d(w, p), 64 * 9, "conv2d N32 C64 56x56");
+    // The benchmark shape (the implicit GEMM; in bf16 on tensor cores where there are some).
+    for (DType t : {DType::F32, DType::BF16}) {
+      const Tensor x = randu({32, 64, 56, 56}, t), w = randu({64, 64, 3, 3}, t);
+      Conv2dParams p;
+      p.padding = {1, 1};
+      expect_close(x.to(d).conv2d(w.to(d), p), x.conv2d(w, p), 64 * 9,
+                   std::string(wick::dtype_name(t)) + " conv2d N32 C64 56x56");
+    }
   }
 }
 
@@ -253,6 +257,41 @@ TEST(GpuConv, ParametersDtypesAndLayouts) {
       p1t.output_padding = 2;
       expect_close(x1.to(d).conv_transpose1d(w1t.to(d), p1t), x1.conv_transpose1d(w1t, p1t), 12,
                    tn + " conv_transpose1d");
+    }
+}
+
+TEST(GpuConv, ImplicitGemmShapes) {
+  // 32 to 64 output channels per group, a K (c_in/groups * kh * kw) of 32 and input channels per
+  // group in whole 16-byte vectors: the implicit-GEMM kernel for f32 (and bf16 / f16 on tensor-core
+  // GPUs). Pixel and output channel counts that do not fill the 128 x 64 tiles, K not a multiple of
+  // its 16 / 32-row steps, groups, channels-last inputs read in place and NCHW ones copied.
+  WICK_REQUIRE_GPU(devs);
+  for (const Device& d : devs)
+    for (DType t : {DType::F32, DType::BF16, DType::F16}) {
+      const std::string tn(wick::dtype_name(t));
+      const Tensor xs = randu({3, 13, 11, 32}, t);  // NHWC storage seen as NCHW: read in place
+      const Tensor x = xs.permute({0, 3, 1, 2}), w = randu({80, 16, 3, 3}, t);
+      Conv2dParams p;
+      p.stride = {2, 1};
+      p.padding = {1, 2};
+      p.dilation = {1, 2};
+      p.groups = 2;
+      expect_close(xs.to(d).permute({0, 3, 1, 2}).conv2d(w.to(d), p), x.conv2d(w, p), 144, tn + " grouped conv2d");
+      const Tensor x2 = randu({2, 48, 9, 17}, t), w2 = randu({56, 48, 3, 3}, t);
+      Conv2dParams p2;
+      p2.padding = {1, 1};
+      expect_close(x2.to(d).conv2d(w2.to(d), p2), x2.conv2d(w2, p2), 432, tn + " conv2d 56 channels");
+      // transposed at stride 1: a forward conv with negated padding and dilation
+      const Tensor xt = randu({2, 40, 7, 9}, t), wt = randu({40, 36, 3, 3}, t);
+      Conv2dParams pt;
+      pt.padding = {1, 0};
+      pt.dilation = {2, 1};
+      expect_close(xt.to(d).conv_transpose2d(wt.to(d), pt), xt.conv_transpose2d(wt, pt), 360, tn + " transpose2d");
+      const Tensor x1 = randu({2, 50, 64}, t).transpose(1, 2), w1 = randu({48, 64, 5}, t);
+      Conv1dParams p1;
+      p1.stride = 2;
+      p1.padding = 2;
+      expect_close(x1.to(d).conv1d(w1.to(d), p1), x1.conv1d(w1, p1), 320, tn + " conv1d");
     }
 }
 

@@ -1,0 +1,48 @@
+// The implicit-GEMM convolution kernel (conv_implicit.cu), launched by conv.cu.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "backend/backend.h"
+#include "gpu/config.h"
+#include "gpu/kernels/launch.h"
+
+namespace wick::WICK_GPU_NS::kern {
+
+// Output channels per block: a group with more is split over blocks that each gather its columns.
+constexpr int kImplicitConvChannels = 64;
+
+// One forward convolution (or a transposed one at stride 1 seen as forward, with negative padding
+// and dilation) over x [n, c_in, h, w] stored channels-last: channel stride 1, pixel (s, y, x) at
+// s * x_n + y * x_h + x * x_w, every stride a multiple of 16 bytes. Offsets and coordinates within
+// a sample fit in 32 bits (implicit_conv_fits checks that).
+struct ImplicitConv {
+  int64_t pixels;  // n * oh * ow: the GEMM's rows
+  int64_t x_n;     // sample stride of x
+  int64_t out_n;   // c_out * oh * ow: sample stride of out
+  int plane, ow, h, w;
+  int sh, sw, ph, pw, dh, dw, kh, kw;
+  int cg, kg, cog;  // per group: input channels, c_in/groups * kh * kw, output channels
+  int x_h, x_w;
+  int n_tiles;  // output-channel tiles per group
+};
+
+// Whether the kernel handles this geometry for elements of `elem` bytes: input channels per group a
+// multiple of a 16-byte vector, at most 31 taps, sizes and the channels-last strides x_nhw within
+// its 32-bit and launch limits; fills `a` when it does.
+bool implicit_conv_fits(int64_t n, int64_t c_in, int64_t h, int64_t w, int64_t c_out, int64_t kh, int64_t kw,
+                        int64_t oh, int64_t ow, const int64_t stride[2], const int64_t pad[2], const int64_t dil[2],
+                        int64_t groups, const int64_t x_nhw[3], int64_t elem, ImplicitConv* a);
+
+// Whether the kernel multiplies `t` (f32, bf16, f16) at full speed on a device of architecture
+// `arch` ("sm_90", "gfx90a"): f32 everywhere, the 16-bit types where it has a warp-level matrix
+// instruction for them.
+bool implicit_conv_fast(DType t, const std::string& arch);
+
+// out [n, c_out, oh, ow] (contiguous, x's dtype) = conv(x, w), with the weights packed as
+// wt [groups, kh, kw, cg, cog] (contiguous, x's dtype): K runs over (i, j, channel).
+void conv_implicit(const LaunchCtx& ctx, DType t, const void* x, const void* wt, void* out, const ImplicitConv& a,
+                   int64_t groups);
+
+}  // namespace wick::WICK_GPU_NS::kern
