@@ -144,6 +144,74 @@ TEST_P(MatmulTest, NaNPropagatesToItsRowAndColumn) {
   EXPECT_EQ(c[3], 1.f);
 }
 
+// a @ b against the product of the same (rounded) inputs in f64: the result rounded to its type
+// (half an ulp) and f32 accumulation (k + 2 roundings of the sum of |a_i b_i| at most).
+void expect_matmul_close(const Tensor& a, const Tensor& b, const std::string& what) {
+  SCOPED_TRACE(what);
+  const Tensor c = a.matmul(b);
+  const Device cpu = Device::cpu();
+  const Tensor a64 = a.to(cpu).to_dtype(DType::F64), b64 = b.to(cpu).to_dtype(DType::F64);
+  const std::vector<double> want = a64.matmul(b64).to_vector<double>();
+  const std::vector<double> mag = a64.abs().matmul(b64.abs()).to_vector<double>();
+  ASSERT_EQ(c.shape(), a64.matmul(b64).shape());
+  const std::vector<double> got = c.to(cpu).to_dtype(DType::F64).to_vector<double>();
+  const double half_ulp = c.dtype() == DType::BF16 ? 0x1p-8 : c.dtype() == DType::F16 ? 0x1p-11 : 0x1p-24;
+  const double k = static_cast<double>(a.dim(-1));
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double acc = (k + 2) * 0x1p-24 * mag[i];
+    ASSERT_LE(std::abs(got[i] - want[i]), half_ulp * std::abs(want[i]) + acc * (1 + half_ulp)) << "element " << i;
+  }
+}
+
+// Matrix-vector products (n == 1 or m == 1) in both orientations of the matrix: rows with unit
+// stride (dot products) and columns with unit stride (W stored transposed), with tails of every
+// vector width, row-strided matrices and strided vectors.
+TEST_P(MatmulTest, MatrixVectorProductsAgainstF64) {
+  const Device d = GetParam();
+  for (DType t : {DType::BF16, DType::F16, DType::F32}) {
+    const std::string tn(dtype_name(t));
+    auto randu = [&](const Shape& s) { return Tensor::rand_uniform(s, DType::F32, -1, 1, d).to_dtype(t); };
+    for (const int64_t k : {1, 7, 16, 33, 1000}) {
+      for (const int64_t m : {1, 5, 67}) {
+        const std::string mk = tn + " m " + std::to_string(m) + " k " + std::to_string(k);
+        const Tensor w = randu({m, k}), x = randu({k});
+        const Tensor wt = w.t().contiguous().t();  // the same matrix, column-major
+        expect_matmul_close(w, x, mk + " W x");
+        expect_matmul_close(w, x.reshape({k, 1}), mk + " W x column");
+        expect_matmul_close(x, w.t(), mk + " x W^T");
+        expect_matmul_close(x.reshape({1, k}), w.t(), mk + " x row W^T");
+        expect_matmul_close(wt, x, mk + " W x, W column-major");
+        expect_matmul_close(x, wt.t(), mk + " x W^T, W column-major");
+        // rows with a gap (a window of a wider matrix) and a vector with a stride
+        const Tensor wn = randu({m, k + 5}).narrow(1, 2, k), xs = randu({k, 3}).select(1, 1);
+        expect_matmul_close(wn, xs, mk + " row-strided W, strided x");
+        expect_matmul_close(xs, wn.t(), mk + " strided x, row-strided W^T");
+        expect_matmul_close(wn.t().contiguous().t(), xs, mk + " column-strided W");
+        if (d.is_cpu()) {  // one kernel for every layout: the same bits
+          EXPECT_EQ(testing::bytes_of(wn.matmul(x)), testing::bytes_of(wn.contiguous().matmul(x))) << mk;
+          EXPECT_EQ(testing::bytes_of(x.matmul(wn.t())), testing::bytes_of(wn.matmul(x))) << mk;
+        }
+      }
+    }
+    // batches: a batch of matrices and vectors, a broadcast vector, a broadcast matrix, both
+    // orientations, and batch dims that do not merge
+    const Tensor a3 = randu({3, 37, 64}), x3 = randu({3, 64, 1}), x1 = randu({64, 1});
+    expect_matmul_close(a3, x3, tn + " batched W x");
+    expect_matmul_close(a3, x1, tn + " batched W, broadcast x");
+    expect_matmul_close(x1.t(), a3.transpose(1, 2), tn + " broadcast x, batched W^T");
+    expect_matmul_close(a3.select(0, 1), x3, tn + " broadcast W, batched x");
+    expect_matmul_close(x3.transpose(1, 2), a3.transpose(1, 2).contiguous(), tn + " batched x W, W column-major");
+    expect_matmul_close(randu({2, 3, 5, 64}).narrow(1, 0, 2), randu({2, 2, 64, 1}), tn + " 2 batch dims, strided");
+    expect_matmul_close(randu({4, 1, 9, 33}), randu({3, 33, 1}), tn + " broadcast batch dims");
+    // empty: no rows, no batch, k == 0
+    EXPECT_EQ(randu({0, 7}).matmul(randu({7})).shape(), Shape({0}));
+    EXPECT_EQ(randu({7}).matmul(randu({0, 7}).t()).shape(), Shape({0}));
+    EXPECT_EQ(randu({0, 5, 7}).matmul(randu({7, 1})).shape(), Shape({0, 5, 1}));
+    const Tensor z = randu({5, 0}).matmul(randu({0}));
+    EXPECT_EQ(z.to_dtype(DType::F64).to_vector<double>(), std::vector<double>(5, 0.0)) << tn;
+  }
+}
+
 WICK_INSTANTIATE_DEVICES(MatmulTest);
 
 }  // namespace

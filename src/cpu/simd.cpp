@@ -1,10 +1,12 @@
 // The kernels of simd.h. Each algorithm is written once over GCC / Clang vector types and
 // instantiated inside three functions whose target attributes differ (baseline: 4 lanes, AVX2:
-// 8 lanes, AVX-512F: 16 lanes); only the f16 conversions use intrinsics (F16C, AVX-512F). Helpers
-// called from the target functions are always_inline and use no intrinsics, so that no copy of
-// them compiled for a wider ISA can be merged into baseline code by the linker.
+// 8 lanes, AVX-512F: 16 lanes); only the f16 conversions, the streaming stores and the widening
+// loads of the matrix-vector kernels use intrinsics. Helpers called from the target functions are
+// always_inline and use no intrinsics (the loads carry their level's target attribute), so that no
+// copy of them compiled for a wider ISA can be merged into baseline code by the linker.
 #include "cpu/simd.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdlib>
@@ -28,6 +30,9 @@
 // possibly uninitialised.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
+
+
+
 
 #define WICK_INLINE inline __attribute__((always_inline))
 
@@ -333,6 +338,152 @@ WICK_INLINE void bf16_to_f32_v(const uint16_t* in, float* out, int64_t n) {
   }
 }
 
+// ---- matrix-vector products ------------------------------------------------------------------
+
+// Note [Row dot products]
+// out[r] = sum_i a[r * lda + i] * x[i] (simd.h), the matrix-vector product of matmul without a
+// widened copy of the matrix. Each product is rounded to f32, then added (no FMA: the baseline
+// has none, and one fused level would give other bits). The order is sum16_v's over the products:
+// lane l (of 16) adds the products of elements l, l + 16, ... of the whole blocks of 16, the tail
+// (k % 16 elements) goes in order into one more sum, then the lanes are added in halves (8, 4, 2,
+// 1) and the tail last. A level holds the 16 lanes in 16 / W vectors, so every level adds the same
+// numbers in the same order. R rows at a time: the loads of x are shared and the R * 16 / W sums
+// are independent chains, which hides the add latency (one row in 16 lanes would wait on one
+// chain). Each group prefetches the next one into L2 as it goes (locality 2: prefetcht1): the
+// hardware's prefetchers, which follow one stream well, lag on R short rows at once. Rows of 1024
+// bf16 from DRAM on one Zen 4 core: 10 GB/s without, 11.5 prefetching into L1 (which evicts the
+// rows being read, f32 ones most), 19 to 23 into L2; a sum over one stream runs at 17 to 20. Load
+// gives W widened elements of a row; Scalar one element (for the tail).
+template <int W, int R, class T, class Load, class Scalar>
+WICK_INLINE void dot_rows_v(const T* a, const float* x, float* out, int64_t rows, int64_t lda, int64_t k, Load ld,
+                            Scalar sc) {
+  using F = typename Vec<W>::F;
+  constexpr int kV = 16 / W;
+  const int64_t k16 = k / 16 * 16;
+  auto finish = [&](const F* acc, const T* row) __attribute__((always_inline)) {
+    float lane[16];
+    for (int v = 0; v < kV; ++v) store(lane + v * W, acc[v]);
+    float tail = 0;
+    for (int64_t i = k16; i < k; ++i) tail += sc(row[i]) * x[i];
+    for (int w = 8; w > 0; w /= 2)
+      for (int l = 0; l < w; ++l) lane[l] += lane[l + w];
+    return lane[0] + tail;
+  };
+  int64_t r = 0;
+  for (; r + R <= rows; r += R) {
+    F acc[R][kV] = {};
+    const T* row[R];
+    for (int q = 0; q < R; ++q) row[q] = a + (r + q) * lda;
+    const int64_t ahead = r + 2 * R <= rows ? R * lda : 0;  // (none past the last group)
+    for (int64_t i = 0; i < k16; i += 16) {
+      for (int q = 0; q < R; ++q) __builtin_prefetch(row[q] + ahead + i, 0, 2);
+      for (int v = 0; v < kV; ++v) {
+        const F xv = load<F>(x + i + v * W);
+        for (int q = 0; q < R; ++q) acc[q][v] += ld(row[q] + i + v * W) * xv;
+      }
+    }
+    for (int q = 0; q < R; ++q) out[r + q] = finish(acc[q], row[q]);
+  }
+  for (; r < rows; ++r) {
+    F acc[kV] = {};
+    const T* row = a + r * lda;
+    for (int64_t i = 0; i < k16; i += 16)
+      for (int v = 0; v < kV; ++v) acc[v] += ld(row + i + v * W) * load<F>(x + i + v * W);
+    out[r] = finish(acc, row);
+  }
+}
+
+// Note [Column dot products]
+// The other orientation of the matrix-vector product: out[r] = sum_i a[i * lda + r] * x[i] (simd.h),
+// a matrix with unit stride along its rows r, as x @ W for W stored [k, n]. The W lanes of a vector
+// are W outputs, each summing its products in the order of i from 0 (each product rounded to f32,
+// then added to the sum, which starts at 0), so any split into vectors, and the scalar loop of the
+// last rows, gives every output the same bits. kAxpyU vectors of outputs at a time share the
+// broadcast x[i] and are independent chains; a block reads a run of kAxpyU * W elements of each
+// of the k rows of a, a strided walk that the hardware prefetchers follow poorly, so the run
+// kAxpyAhead rows on is prefetched into L2 (32768 x 1024 bf16 from DRAM read as 1024 outputs on
+// one Zen 4 core: 7 GB/s with 4 vectors and no prefetch, 9.5 with 8, 10.5 prefetching 8 rows
+// ahead, 14 at 32, 16 to 19 at 64).
+constexpr int kAxpyU = 8;
+constexpr int64_t kAxpyAhead = 64;
+
+template <int W, class T, class Load, class Scalar>
+WICK_INLINE void axpy_rows_v(const T* a, const float* x, float* out, int64_t rows, int64_t lda, int64_t k, Load ld,
+                             Scalar sc) {
+  using F = typename Vec<W>::F;
+  int64_t r = 0;
+  for (; r + kAxpyU * W <= rows; r += kAxpyU * W) {
+    F acc[kAxpyU] = {};
+    for (int64_t i = 0; i < k; ++i) {
+      const char* ahead = reinterpret_cast<const char*>(a + std::min(i + kAxpyAhead, k - 1) * lda + r);
+      for (size_t b = 0; b < kAxpyU * W * sizeof(T); b += 64) __builtin_prefetch(ahead + b, 0, 2);
+      const F xv = F{} + x[i];
+      for (int u = 0; u < kAxpyU; ++u) acc[u] += ld(a + i * lda + r + u * W) * xv;
+    }
+    for (int u = 0; u < kAxpyU; ++u) store(out + r + u * W, acc[u]);
+  }
+  for (; r + W <= rows; r += W) {
+    F acc = {};
+    for (int64_t i = 0; i < k; ++i) acc += ld(a + i * lda + r) * (F{} + x[i]);
+    store(out + r, acc);
+  }
+  for (; r < rows; ++r) {
+    float acc = 0;
+    for (int64_t i = 0; i < k; ++i) acc += sc(a[i * lda + r]) * x[i];
+    out[r] = acc;
+  }
+}
+
+// Rows at a time: 2 on the baseline, whose 16 registers hold 4 vectors of sums per row; 4 above.
+template <int W>
+constexpr int kDotRows = W == 4 ? 2 : 4;
+
+// Widening loads of W elements, and the scalar widening of one, for the generic formats.
+template <int W>
+struct LoadBf16 {
+  WICK_INLINE typename Vec<W>::F operator()(const uint16_t* p) const {
+    using U = typename Vec<W>::U;
+    return reinterpret_cast<typename Vec<W>::F>(__builtin_convertvector(load<typename Vec<W>::H>(p), U) << 16);
+  }
+};
+template <int W>
+struct LoadF32 {
+  WICK_INLINE typename Vec<W>::F operator()(const float* p) const { return load<typename Vec<W>::F>(p); }
+};
+struct ScalarBf16 {
+  WICK_INLINE float operator()(uint16_t h) const {
+    const uint32_t u = static_cast<uint32_t>(h) << 16;
+    float f;
+    __builtin_memcpy(&f, &u, 4);
+    return f;
+  }
+};
+struct ScalarF16 {
+  WICK_INLINE float operator()(uint16_t h) const { return f16::to_f32(h); }
+};
+struct ScalarF32 {
+  WICK_INLINE float operator()(float f) const { return f; }
+};
+// The baseline has no f16 conversion instruction: lane by lane, as f16_to_f32_base.
+struct LoadF16Base {
+  WICK_INLINE Vec<4>::F operator()(const uint16_t* p) const {
+    float f[4];
+    for (int l = 0; l < 4; ++l) f[l] = f16::to_f32(p[l]);
+    return load<Vec<4>::F>(f);
+  }
+};
+
+// The kernels Kernels::dot_* and axpy_* of one type at W lanes, with the level's loads.
+#define WICK_DOT(T, suffix, W, ATTR, LOAD, SCALAR)                                                                    \
+  ATTR __attribute__((flatten)) void dot_##suffix(const T* a, const float* x, float* out, int64_t rows, int64_t lda,  \
+                                                  int64_t k) {                                                        \
+    dot_rows_v<W, kDotRows<W>>(a, x, out, rows, lda, k, LOAD{}, SCALAR{});                                            \
+  }                                                                                                                   \
+  ATTR __attribute__((flatten)) void axpy_##suffix(const T* a, const float* x, float* out, int64_t rows, int64_t lda, \
+                                                   int64_t k) {                                                       \
+    axpy_rows_v<W>(a, x, out, rows, lda, k, LOAD{}, SCALAR{});                                                        \
+  }
+
 // ---- the three levels ------------------------------------------------------------------------
 
 #define WICK_SIMD_LEVEL(suffix, W, ATTR)                                                                       \
@@ -372,10 +523,16 @@ void f16_to_f32_base(const uint16_t* in, float* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = f16::to_f32(in[i]);
 }
 
+WICK_DOT(uint16_t, bf16_base, 4, , LoadBf16<4>, ScalarBf16)
+WICK_DOT(uint16_t, f16_base, 4, , LoadF16Base, ScalarF16)
+WICK_DOT(float, f32_base, 4, , LoadF32<4>, ScalarF32)
+
 constexpr Kernels kBase{f32_to_f16_base, f16_to_f32_base, f32_to_bf16_base, bf16_to_f32_base,
                         exp_base,        sigmoid_base,    silu_base,        gelu_base,
                         max_base,        min_base,        sum16_base,       div_base,
-                        sumsq16_base,    add_base,        norm_base,        fill_base};
+                        sumsq16_base,    add_base,        norm_base,        fill_base,
+                        dot_bf16_base,   dot_f16_base,    dot_f32_base,     axpy_bf16_base,
+                        axpy_f16_base,   axpy_f32_base};
 
 #ifdef WICK_SIMD_X86
 #define WICK_AVX2 __attribute__((target("avx2,fma,f16c")))
@@ -432,14 +589,52 @@ WICK_AVX512 void f16_to_f32_avx512(const uint16_t* in, float* out, int64_t n) {
   f16_to_f32_avx2(in + i, out + i, n - i);
 }
 
+// The matrix-vector kernels' widening loads above the baseline: bf16 by a zero extension and a
+// shift (GCC 12 compiles the generic LoadBf16 at 8 and 16 lanes into several shuffles a vector),
+// f16 through F16C / AVX-512F. They carry their level's target and are not always_inline (an
+// always_inline call is checked in dot_rows_v itself, which has no target); the kernels (flatten)
+// inline them once dot_rows_v / axpy_rows_v are inlined there.
+struct LoadBf16Avx2 {
+  WICK_AVX2 Vec<8>::F operator()(const uint16_t* p) const {
+    return _mm256_castsi256_ps(
+        _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))), 16));
+  }
+};
+struct LoadBf16Avx512 {
+  WICK_AVX512 Vec<16>::F operator()(const uint16_t* p) const {
+    return _mm512_castsi512_ps(
+        _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16));
+  }
+};
+struct LoadF16Avx2 {
+  WICK_AVX2 Vec<8>::F operator()(const uint16_t* p) const {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+};
+struct LoadF16Avx512 {
+  WICK_AVX512 Vec<16>::F operator()(const uint16_t* p) const {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
+};
+WICK_DOT(uint16_t, bf16_avx2, 8, WICK_AVX2, LoadBf16Avx2, ScalarBf16)
+WICK_DOT(uint16_t, f16_avx2, 8, WICK_AVX2, LoadF16Avx2, ScalarF16)
+WICK_DOT(float, f32_avx2, 8, WICK_AVX2, LoadF32<8>, ScalarF32)
+WICK_DOT(uint16_t, bf16_avx512, 16, WICK_AVX512, LoadBf16Avx512, ScalarBf16)
+WICK_DOT(uint16_t, f16_avx512, 16, WICK_AVX512, LoadF16Avx512, ScalarF16)
+WICK_DOT(float, f32_avx512, 16, WICK_AVX512, LoadF32<16>, ScalarF32)
+
 constexpr Kernels kAvx2{f32_to_f16_avx2, f16_to_f32_avx2, f32_to_bf16_avx2, bf16_to_f32_avx2,
                         exp_avx2,        sigmoid_avx2,    silu_avx2,        gelu_avx2,
                         max_avx2,        min_avx2,        sum16_avx2,       div_avx2,
-                        sumsq16_avx2,    add_avx2,        norm_avx2,        fill_avx2};
+                        sumsq16_avx2,    add_avx2,        norm_avx2,        fill_avx2,
+                        dot_bf16_avx2,   dot_f16_avx2,    dot_f32_avx2,     axpy_bf16_avx2,
+                        axpy_f16_avx2,   axpy_f32_avx2};
 constexpr Kernels kAvx512{f32_to_f16_avx512, f16_to_f32_avx512, f32_to_bf16_avx512, bf16_to_f32_avx512,
                           exp_avx512,        sigmoid_avx512,    silu_avx512,        gelu_avx512,
                           max_avx512,        min_avx512,        sum16_avx512,       div_avx512,
-                          sumsq16_avx512,    add_avx512,        norm_avx512,        fill_avx512};
+                          sumsq16_avx512,    add_avx512,        norm_avx512,        fill_avx512,
+                          dot_bf16_avx512,   dot_f16_avx512,    dot_f32_avx512,     axpy_bf16_avx512,
+                          axpy_f16_avx512,   axpy_f32_avx512};
 
 Isa detect() {
   __builtin_cpu_init();

@@ -62,6 +62,18 @@ struct Kernels {
   // repeated. stream: the 64-byte-aligned body goes through non-temporal stores, fenced before
   // the return (for buffers larger than the caches; see Note [CPU fill] in cpu_backend.cpp).
   void (*fill)(void* dst, int64_t nbytes, uint64_t pattern, bool stream);
+  // Matrix-vector products over rows of bf16, f16 or f32 with unit stride along k:
+  // out[r] = sum_i a[r * lda + i] * x[i] for r < rows, i < k, in f32 (0 for k == 0). Each product
+  // is rounded to f32 and added in sum16_f32's order (16 lanes, their halves, then the tail); see
+  // Note [Row dot products] in simd.cpp. lda may be anything, 0 included.
+  void (*dot_bf16)(const uint16_t* a, const float* x, float* out, int64_t rows, int64_t lda, int64_t k);
+  void (*dot_f16)(const uint16_t* a, const float* x, float* out, int64_t rows, int64_t lda, int64_t k);
+  void (*dot_f32)(const float* a, const float* x, float* out, int64_t rows, int64_t lda, int64_t k);
+  // The same product over a matrix with unit stride along the rows: out[r] = sum_i a[i * lda + r] *
+  // x[i], each output summing its products in the order of i (Note [Column dot products]).
+  void (*axpy_bf16)(const uint16_t* a, const float* x, float* out, int64_t rows, int64_t lda, int64_t k);
+  void (*axpy_f16)(const uint16_t* a, const float* x, float* out, int64_t rows, int64_t lda, int64_t k);
+  void (*axpy_f32)(const float* a, const float* x, float* out, int64_t rows, int64_t lda, int64_t k);
 };
 
 // The kernels of one level; throws wick::UnsupportedError above detected().
@@ -83,6 +95,32 @@ void (*converter())(const In*, Out*, int64_t) {
     return [](const f16* in, float* out, int64_t n) { kernels().f16_to_f32(&in->bits, out, n); };
   } else if constexpr (std::is_same_v<In, bf16> && std::is_same_v<Out, float>) {
     return [](const bf16* in, float* out, int64_t n) { kernels().bf16_to_f32(&in->bits, out, n); };
+  } else {
+    return nullptr;
+  }
+}
+
+// A matrix-vector kernel of Kernels (dot_*, axpy_*) over T arrays.
+template <class T>
+using MatVecFn = void (*)(const T* a, const float* x, float* out, int64_t rows, int64_t lda, int64_t k);
+
+// A Kernels member over uint16_t arrays, called on f16 / bf16 arrays.
+template <class T, auto Member>
+void call_on_bits(const T* a, const float* x, float* out, int64_t rows, int64_t lda, int64_t k) {
+  (kernels().*Member)(&a->bits, x, out, rows, lda, k);
+}
+
+// The active level's matrix-vector product over T matrices (bf16, f16, f32): Kernels::dot_* for a
+// matrix with unit stride along k (cols false), axpy_* for one with unit stride along the rows
+// (cols true). A null function pointer for the other types.
+template <class T>
+MatVecFn<T> matvec_kernel(bool cols) {
+  if constexpr (std::is_same_v<T, bf16>) {
+    return cols ? call_on_bits<T, &Kernels::axpy_bf16> : call_on_bits<T, &Kernels::dot_bf16>;
+  } else if constexpr (std::is_same_v<T, f16>) {
+    return cols ? call_on_bits<T, &Kernels::axpy_f16> : call_on_bits<T, &Kernels::dot_f16>;
+  } else if constexpr (std::is_same_v<T, float>) {
+    return cols ? kernels().axpy_f32 : kernels().dot_f32;
   } else {
     return nullptr;
   }
