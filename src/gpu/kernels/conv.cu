@@ -305,8 +305,9 @@ TensorArg contiguous_output(Backend& be, const TensorArg& dst, DType t, kern::Sc
 bool conv_implicit_gemm(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& x, const TensorArg& w5,
                         const TensorArg& dst, const Geom& g) {
   const int64_t cg = g.c_in / g.groups, cog = g.c_out / g.groups, elem = static_cast<int64_t>(dtype_size(x.dtype));
+  // (implicit_conv_fits checks the vector widths of the channels and strides.)
   if (!kern::implicit_conv_fast(x.dtype, be.properties().architecture) || cog < 32 ||
-      cog > kern::kImplicitConvChannels || cg * g.kh * g.kw < 32 || cg % (16 / elem) != 0)
+      cog > kern::kImplicitConvChannels || cg * g.kh * g.kw < 32)
     return false;
   const int64_t stride[2] = {g.sh, g.sw}, pad[2] = {g.ph, g.pw}, dil[2] = {g.dh, g.dw};
   const Strides4 xs = strides4(x);
