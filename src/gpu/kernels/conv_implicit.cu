@@ -9,20 +9,23 @@
 // Here a block owns kBM = 128 pixels (flattened over the samples, so small images fill the tiles) by
 // kBN = 64 output channels of one group and walks K in steps of BK: each step gathers the [kBM, BK]
 // tile of col^T from x (zero in the padding) and the [BK, kBN] tile of the packed weights into
-// shared memory, then multiplies them. The next step's tiles are loaded into registers before the
-// current ones are multiplied, so one barrier per step suffices (two shared buffers).
-// The gather reads x channels-last with K ordered (i, j, channel): a thread fetches 16 bytes, i.e.
-// consecutive channels of one tap of its pixel, with one load; whether the tap lies inside the image
-// is bit t of a per-pixel mask made once (so at most 31 taps), and a table of the step's vectors
-// (tap, offset) is built two steps ahead by a few threads, so no thread divides per element. A first
-// version gathered one element at a time from NCHW: 20 instructions per element made it slower than
-// im2col + cuBLAS (bf16 0.17 ms against 0.11). NCHW inputs are copied to channels-last first.
-// The product: f32 runs on the FMA units, each thread an 8x4 register tile (BK 16); bf16 / f16 run
-// on the tensor cores where the compiler targets them (CUDA sm_80+, warp-level 16x16x16 MMA, f32
-// accumulators, BK 32), each warp a 32x32 tile. Elsewhere (ROCm for now) the 16-bit instantiation
-// multiplies on the FMA units like f32, and the host keeps 16-bit convs on im2col + the vendor's
-// GEMM there (implicit_conv_fast). The accumulators go through shared memory so that out is
-// written along pixels (coalesced), rounded once to the dtype.
+// shared memory, then multiplies them. Three shared stages keep two steps' copies in flight while
+// one is multiplied (cp.async on CUDA sm_80+, which writes shared memory without passing through
+// registers and zero-fills the padding), one barrier per step. The first version staged one step
+// ahead in registers: under ncu its warps waited at each step's barrier for the loads, with the
+// tensor pipe 5% busy (bf16 row: 93 us at profiling clocks).
+// The gather reads x channels-last with K ordered (i, j, channel): a thread copies 16 bytes, i.e.
+// consecutive channels of one tap of its pixel, at a time; whether the tap lies inside the image is
+// bit t of a per-pixel mask made once (so at most 31 taps), and each thread walks its vectors' (tap,
+// channel) along K with a cursor that carries instead of dividing. A first version gathered one
+// element at a time from NCHW: 20 instructions per element made it slower than im2col + cuBLAS
+// (bf16 0.17 ms against 0.11). NCHW inputs are copied to channels-last first.
+// The product: f32 runs on the FMA units, each thread an 8x8 register tile (BK 16, 128 threads);
+// bf16 / f16 run on the tensor cores where the compiler targets them (CUDA sm_80+, ldmatrix and
+// m16n8k16 MMAs, f32 accumulators, BK 32, 256 threads), each warp a 32x32 tile. Elsewhere (ROCm
+// for now) the 16-bit instantiation multiplies on the FMA units in 8x4 tiles, and the host keeps
+// 16-bit convs on im2col + the vendor's GEMM there (implicit_conv_fast). The accumulators go
+// through shared memory so that out is written along pixels (coalesced), rounded once to the dtype.
 #include <algorithm>
 #include <climits>
 #include <cstdint>
@@ -34,49 +37,42 @@
 #include "gpu/kernels/map.cuh"
 
 #if defined(WICK_GPU_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <mma.h>
-#define WICK_CONV_WMMA 1
+#define WICK_CONV_SM80 1
 #endif
 
 namespace wick::WICK_GPU_NS::kern {
 
 namespace {
 
-constexpr int kThreads = 256;
 constexpr int kBM = 128, kBN = kImplicitConvChannels, kLdC = kBM + 4;
-constexpr int kVecs = 4;  // 16-byte vectors of K per pixel and step: BK = 4 vectors
-constexpr int kNoTap = 31;  // the tap of vectors past the group's K: its mask bit is never set
+constexpr int kVecs = 4;      // 16-byte vectors of K per pixel and step: BK = 4 vectors
+constexpr int kStages = 3;    // shared-memory stages: steps s + 1 and s + 2 load while s multiplies
+constexpr int kMaxTaps = 31;  // taps per pixel mask
 
 using Raw = uint4;  // 16 bytes, moved as they are
 
-// A vector of the step's K range: its tap t = i * kw + j and its offset in x (tap shift + channel).
-struct VecTap {
-  int off, t;
-};
-
+// Threads of a block: the same for every target of a build (the host launches with it), so it
+// depends on the element type only. f32 has the FMA product's 8 x 8 tiles; 16-bit types the tensor
+// cores' eight warps, or 8 x 4 FMA tiles where they multiply on the FMA units.
 template <class T>
-__device__ inline VecTap vec_tap(const ImplicitConv& a, int v) {
-  constexpr int V = 16 / sizeof(T);
-  const int k = v * V;
-  if (k >= a.kg) return {0, kNoTap};
-  const int t = k / a.cg, c = k - t * a.cg, i = t / a.kw, j = t - i * a.kw;
-  return {i * a.dh * a.x_h + j * a.dw * a.x_w + c, t};
-}
+constexpr int kConvThreads = sizeof(T) == 4 ? 128 : 256;
 
-// FMA-unit product: thread (tx, ty) of 16 x 16 owns pixels tx + 16 * {0..7} and output channels
-// ty * 4 + {0..3}; A rows of consecutive pixels are 80 bytes apart, so a quarter warp's 16-byte reads
-// fall in distinct banks.
+// FMA-unit product: thread (tx, ty) of 16 x (kThreads / 16) owns pixels tx + 16 * {0..7} and output
+// channels ty * TN + {0..TN-1}, TN = 8 with 128 threads (f32). Per 4 k an 8 x 8 tile reads 8 A and 8 B
+// vectors of 16 bytes from shared memory for 256 FMAs; the 8 x 4 tiles f32 had first read 12 for 128,
+// and shared memory was the limit (ncu: L1 80% busy, FMA 65%). A rows of consecutive pixels are 80
+// bytes apart, so a quarter warp's 16-byte reads fall in distinct banks; B reads of a quarter warp
+// are one broadcast.
 template <class T>
 struct Simt {
+  static constexpr int kThreads = kConvThreads<T>, kBlocksPerSm = 3, TN = kBN * 16 / kThreads;
   static constexpr int kBK = kVecs * 16 / static_cast<int>(sizeof(T)), kLdA = kBK + 16 / static_cast<int>(sizeof(T)),
                        kLdB = kBN + 16 / static_cast<int>(sizeof(T));
   struct Acc {
-    float v[4][8];
+    float v[TN][8];  // [channel][pixel]
     __device__ void zero() {
 #pragma unroll
-      for (int c = 0; c < 4; ++c)
+      for (int c = 0; c < TN; ++c)
 #pragma unroll
         for (int j = 0; j < 8; ++j) v[c][j] = 0.0f;
     }
@@ -84,7 +80,7 @@ struct Simt {
       const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
 #pragma unroll
       for (int k4 = 0; k4 < kBK; k4 += 4) {
-        float av[8][4], bv[4][4];
+        float av[8][4];
 #pragma unroll
         for (int j = 0; j < 8; ++j) {
           const Vec<T, 4> x = *reinterpret_cast<const Vec<T, 4>*>(as + (tx + 16 * j) * kLdA + k4);
@@ -93,78 +89,111 @@ struct Simt {
         }
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const Vec<T, 4> y = *reinterpret_cast<const Vec<T, 4>*>(bs + (k4 + e) * kLdB + ty * 4);
+          float bv[TN];
 #pragma unroll
-          for (int c = 0; c < 4; ++c) bv[e][c] = convert<float>(y.v[c]);
+          for (int h = 0; h < TN / 4; ++h) {
+            const Vec<T, 4> y = *reinterpret_cast<const Vec<T, 4>*>(bs + (k4 + e) * kLdB + ty * TN + h * 4);
+#pragma unroll
+            for (int c = 0; c < 4; ++c) bv[h * 4 + c] = convert<float>(y.v[c]);
+          }
+#pragma unroll
+          for (int c = 0; c < TN; ++c)
+#pragma unroll
+            for (int j = 0; j < 8; ++j) v[c][j] = fmaf(bv[c], av[j][e], v[c][j]);
         }
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-#pragma unroll
-          for (int c = 0; c < 4; ++c)
-#pragma unroll
-            for (int j = 0; j < 8; ++j) v[c][j] = fmaf(bv[e][c], av[j][e], v[c][j]);
       }
     }
     __device__ void store(float* cs) const {
       const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
 #pragma unroll
-      for (int c = 0; c < 4; ++c)
+      for (int c = 0; c < TN; ++c)
 #pragma unroll
-        for (int j = 0; j < 8; ++j) cs[(ty * 4 + c) * kLdC + tx + 16 * j] = v[c][j];
+        for (int j = 0; j < 8; ++j) cs[(ty * TN + c) * kLdC + tx + 16 * j] = v[c][j];
     }
   };
 };
 
-#if defined(WICK_CONV_WMMA)
+#if defined(WICK_CONV_SM80)
+__device__ inline unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+
 // Tensor-core product: warp w of 8 owns pixels 32 * (w % 4) + [0, 32) and output channels
-// 32 * (w / 4) + [0, 32) as 2 x 2 fragments. Rows of the tiles are padded by 16 bytes so that the
-// fragment loads of consecutive rows fall in distinct banks.
+// 32 * (w / 4) + [0, 32): per 16 k, two 16 x 16 A fragments and four 16 x 8 B fragments loaded with
+// ldmatrix (B transposed on the way, as its tile is [k][channel]) feed eight m16n8k16 MMAs with f32
+// accumulators. nvcuda::wmma did the same arithmetic, but its loads compiled to 4-byte generic loads
+// and register shuffles (ncu). Rows of the tiles are padded by 16 bytes, so the eight 16-byte rows
+// an ldmatrix phase reads fall in distinct banks.
 template <class T>
-struct Wmma {
-  using V = std::conditional_t<std::is_same_v<T, bf16>, __nv_bfloat16, __half>;
+struct Mma {
+  static constexpr int kThreads = kConvThreads<T>, kBlocksPerSm = 3;
+  static_assert(kThreads == 256, "eight warps");
   static constexpr int kBK = 32, kLdA = kBK + 8, kLdB = kBN + 8;
-  template <class U, class L>
-  using Frag = nvcuda::wmma::fragment<U, 16, 16, 16, V, L>;
   struct Acc {
-    nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> v[2][2];
+    float v[2][4][4];  // [16-pixel tile][8-channel tile][the m16n8 accumulator's four elements]
     __device__ void zero() {
 #pragma unroll
       for (int i = 0; i < 2; ++i)
 #pragma unroll
-        for (int j = 0; j < 2; ++j) nvcuda::wmma::fill_fragment(v[i][j], 0.0f);
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) v[i][j][e] = 0.0f;
+    }
+    __device__ static void mma(float* c, const uint32_t* fa, const uint32_t* fb) {
+      if constexpr (std::is_same_v<T, bf16>) {
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+            "{%0,%1,%2,%3};\n"
+            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+            : "r"(fa[0]), "r"(fa[1]), "r"(fa[2]), "r"(fa[3]), "r"(fb[0]), "r"(fb[1]));
+      } else {
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+            "{%0,%1,%2,%3};\n"
+            : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+            : "r"(fa[0]), "r"(fa[1]), "r"(fa[2]), "r"(fa[3]), "r"(fb[0]), "r"(fb[1]));
+      }
     }
     __device__ void step(const T* as, const T* bs) {
-      const int wm = (threadIdx.x / 32) % 4, wn = threadIdx.x / 128;
-      const V* a = reinterpret_cast<const V*>(as) + wm * 32 * kLdA;
-      const V* b = reinterpret_cast<const V*>(bs) + wn * 32;
+      const int lane = static_cast<int>(threadIdx.x % 32), w = static_cast<int>(threadIdx.x / 32);
+      // ldmatrix x4: lanes 8q .. 8q + 7 give the rows of matrix q. A's matrices are (pixels 0-7,
+      // k 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15); B's (k 0-7, channels 0-7), (8-15, 0-7),
+      // (0-7, 8-15), (8-15, 8-15), transposed: the fragments of two 8-channel tiles.
+      const unsigned a0 = smem_addr(as + ((w % 4) * 32 + (lane & 15)) * kLdA + (lane >> 4) * 8);
+      const unsigned b0 = smem_addr(bs + (lane & 15) * kLdB + (w / 4) * 32 + (lane >> 4) * 8);
 #pragma unroll
       for (int k = 0; k < kBK; k += 16) {
-        Frag<nvcuda::wmma::matrix_a, nvcuda::wmma::row_major> fa[2];
-        Frag<nvcuda::wmma::matrix_b, nvcuda::wmma::row_major> fb[2];
+        uint32_t fa[2][4], fb[4][2];
 #pragma unroll
-        for (int i = 0; i < 2; ++i) nvcuda::wmma::load_matrix_sync(fa[i], a + i * 16 * kLdA + k, kLdA);
+        for (int i = 0; i < 2; ++i)
+          asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                       : "=r"(fa[i][0]), "=r"(fa[i][1]), "=r"(fa[i][2]), "=r"(fa[i][3])
+                       : "r"(a0 + static_cast<unsigned>((i * 16 * kLdA + k) * 2)));
 #pragma unroll
-        for (int j = 0; j < 2; ++j) nvcuda::wmma::load_matrix_sync(fb[j], b + k * kLdB + j * 16, kLdB);
+        for (int h = 0; h < 2; ++h)
+          asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                       : "=r"(fb[2 * h][0]), "=r"(fb[2 * h][1]), "=r"(fb[2 * h + 1][0]), "=r"(fb[2 * h + 1][1])
+                       : "r"(b0 + static_cast<unsigned>((k * kLdB + h * 16) * 2)));
 #pragma unroll
         for (int i = 0; i < 2; ++i)
 #pragma unroll
-          for (int j = 0; j < 2; ++j) nvcuda::wmma::mma_sync(v[i][j], fa[i], fb[j], v[i][j]);
+          for (int j = 0; j < 4; ++j) mma(v[i][j], fa[i], fb[j]);
       }
     }
-    // cs[n][m]: element (pixel m, channel n) at n * kLdC + m, i.e. column-major.
+    // cs[n][m]: element (pixel m, channel n) at n * kLdC + m. Accumulator element e of lane l lies at
+    // pixel l / 4 (+ 8 for e >= 2), channel 2 * (l % 4) + e % 2 of its tile.
     __device__ void store(float* cs) const {
-      const int wm = (threadIdx.x / 32) % 4, wn = threadIdx.x / 128;
+      const int lane = static_cast<int>(threadIdx.x % 32), w = static_cast<int>(threadIdx.x / 32);
+      const int m = (w % 4) * 32 + lane / 4, n = (w / 4) * 32 + 2 * (lane % 4);
 #pragma unroll
       for (int i = 0; i < 2; ++i)
 #pragma unroll
-        for (int j = 0; j < 2; ++j)
-          nvcuda::wmma::store_matrix_sync(cs + (wn * 32 + j * 16) * kLdC + wm * 32 + i * 16, v[i][j], kLdC,
-                                          nvcuda::wmma::mem_col_major);
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) cs[(n + j * 8 + e % 2) * kLdC + m + i * 16 + (e / 2) * 8] = v[i][j][e];
     }
   };
 };
 template <class T>
-using Product = std::conditional_t<std::is_same_v<T, float>, Simt<T>, Wmma<T>>;
+using Product = std::conditional_t<std::is_same_v<T, float>, Simt<T>, Mma<T>>;
 #else
 template <class T>
 using Product = Simt<T>;
@@ -172,31 +201,81 @@ using Product = Simt<T>;
 
 template <class T, class P>
 constexpr int smem_bytes() {
-  constexpr int tiles = 2 * (kBM * P::kLdA + P::kBK * P::kLdB) * static_cast<int>(sizeof(T));
+  constexpr int tiles = kStages * (kBM * P::kLdA + P::kBK * P::kLdB) * static_cast<int>(sizeof(T));
   constexpr int c = kBN * kLdC * static_cast<int>(sizeof(float));
   return tiles > c ? tiles : c;
 }
 
-// Three blocks of 16-bit elements per multiprocessor (at most 85 registers a thread: a few bytes
-// spill) hide the gather's latency better than two.
+// 16 bytes from global to shared memory, or 16 zero bytes where !pred (then src is not read).
+// With cp.async the copy completes in the background: commit() closes a step's group of copies and
+// wait<N>() waits until at most N of the thread's groups are still in flight. Elsewhere it is a
+// load and a store, and commit / wait do nothing.
+__device__ inline void copy16(void* dst, const void* src, bool pred) {
+#if defined(WICK_CONV_SM80)
+  const auto d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(pred ? 16 : 0));
+#else
+  *static_cast<Raw*>(dst) = pred ? *static_cast<const Raw*>(src) : Raw{0, 0, 0, 0};
+#endif
+}
+__device__ inline void commit() {
+#if defined(WICK_CONV_SM80)
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+template <int N>
+__device__ inline void wait() {
+#if defined(WICK_CONV_SM80)
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+#endif
+}
+
+// Where a 16-byte vector of the group's K lies: tap t = i * kw + j, channel c. next() moves it on by one
+// vector without a branch: the channels per group are whole vectors, so it carries at most once.
+template <int V>
+struct Cursor {
+  int c, t, i, j;
+  __device__ Cursor(const ImplicitConv& a, int k) {
+    t = k / a.cg;
+    c = k - t * a.cg;
+    i = t / a.kw;
+    j = t - i * a.kw;
+  }
+  __device__ void next(const ImplicitConv& a) {
+    c += V;
+    const bool carry = c == a.cg;
+    c = carry ? 0 : c;
+    t += carry;
+    j += carry;
+    const bool wrap = j == a.kw;
+    j = wrap ? 0 : j;
+    i += wrap;
+  }
+};
+
+// Three blocks per multiprocessor: the most the registers allow (85 a thread with 256 threads, 170
+// with 128).
 template <class T>
-__global__ void __launch_bounds__(kThreads, sizeof(T) == 2 ? 3 : 2)
+__global__ void __launch_bounds__(Product<T>::kThreads, Product<T>::kBlocksPerSm)
     conv_implicit_kernel(const T* __restrict__ x, const T* __restrict__ wt, T* __restrict__ out, ImplicitConv a) {
   using P = Product<T>;
-  constexpr int V = 16 / sizeof(T), BK = P::kBK, kRowVecs = kBN / V;
-  static_assert(BK == kVecs * V && BK * kRowVecs == kThreads && kBM * kVecs == 2 * kThreads);
+  constexpr int kThreads = P::kThreads, V = 16 / sizeof(T), BK = P::kBK, kRowVecs = kBN / V;
+  constexpr int kStageA = kBM * P::kLdA, kStageB = BK * P::kLdB;
+  // Per thread and step: kAV vectors of one pixel's K range, kBV vectors of weights.
+  constexpr int kPixelThreads = kThreads / kBM, kAV = kVecs / kPixelThreads, kBV = BK * kRowVecs / kThreads;
+  static_assert(BK == kVecs * V && kThreads % kBM == 0 && kAV * kPixelThreads == kVecs &&
+                kBV * kThreads == BK * kRowVecs);
   __shared__ __align__(128) unsigned char smem[smem_bytes<T, P>()];
-  __shared__ VecTap taps[2][kVecs];
-  T* const as = reinterpret_cast<T*>(smem);         // [2][kBM][kLdA]
-  T* const bs = as + 2 * kBM * P::kLdA;              // [2][BK][kLdB]
+  T* const as = reinterpret_cast<T*>(smem);          // [kStages][kBM][kLdA]
+  T* const bs = as + kStages * kStageA;              // [kStages][BK][kLdB]
   float* const cs = reinterpret_cast<float*>(smem);  // [kBN][kLdC], after the last step
 
   const int tid = static_cast<int>(threadIdx.x);
   const int gi = static_cast<int>(blockIdx.y) / a.n_tiles, n0 = (static_cast<int>(blockIdx.y) % a.n_tiles) * kBN;
-  // The gather: thread pair (2m, 2m + 1) loads pixel m's vectors 0, 1 and 2, 3 of each step.
-  const int am = tid / 2, av = (tid % 2) * 2;
+  // The gather: pixel am's vectors av .. av + kAV - 1 of each step.
+  const int am = tid / kPixelThreads, av = (tid % kPixelThreads) * kAV;
   const int64_t pa = static_cast<int64_t>(blockIdx.x) * kBM + am;
-  uint32_t mask = 0;  // bit t: tap t of pixel pa lies inside the image
+  uint32_t mask = 0;  // bit t: tap t of pixel pa lies inside the image (none past the last pixel)
   const T* xa = x;
   if (pa < a.pixels) {
     const int64_t s = pa / a.plane;
@@ -210,55 +289,61 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 2 ? 3 : 2)
     xa = x + s * a.x_n + static_cast<int64_t>(gi) * a.cg + static_cast<int64_t>(iy0) * a.x_h +
          static_cast<int64_t>(ix0) * a.x_w;
   }
-  // The weights: thread (kb, cb) loads V output channels of K row kb of each step.
-  const int kb = tid / kRowVecs, cb = (tid % kRowVecs) * V;
+  const int tap_h = a.dh * a.x_h, tap_w = a.dw * a.x_w, taps = a.kh * a.kw;
+  Cursor<V> cur(a, av * V);
+  // The weights: vector q = tid + r * kThreads is V output channels of K row q / kRowVecs of a step.
   const bool vec_w = a.cog % V == 0;
-  const T* const wg = wt + static_cast<int64_t>(gi) * a.kg * a.cog + n0 + cb;
+  const T* const wg = wt + static_cast<int64_t>(gi) * a.kg * a.cog + n0;
 
-  Raw ra[2], rb;
-  auto load = [&](int step) {
-    const VecTap* tb = taps[step & 1];
+  // Step `step`'s tiles into stage buf; the cursors stand at that step and move on to the next.
+  auto issue = [&](int step, int buf) {
+    T* const at = as + buf * kStageA + am * P::kLdA + av * V;
+    // The cursor walks this thread's vectors, then the other threads' of the pixel, to the next step.
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const VecTap tp = tb[av + r];
-      ra[r] = (mask >> tp.t) & 1u ? *reinterpret_cast<const Raw*>(xa + tp.off) : Raw{0, 0, 0, 0};
+    for (int r = 0; r < kVecs; ++r) {
+      if (r < kAV) {
+        const bool in = cur.t < taps && ((mask >> cur.t) & 1u);
+        copy16(at + r * V, in ? xa + (cur.i * tap_h + cur.j * tap_w + cur.c) : x, in);
+      }
+      cur.next(a);
     }
-    const int k = step * BK + kb;
-    if (k < a.kg && vec_w) {
-      rb = n0 + cb < a.cog ? *reinterpret_cast<const Raw*>(wg + static_cast<int64_t>(k) * a.cog) : Raw{0, 0, 0, 0};
-    } else {
-      Vec<T, V> e;
 #pragma unroll
-      for (int c = 0; c < V; ++c)
-        e.v[c] = k < a.kg && n0 + cb + c < a.cog ? wg[static_cast<int64_t>(k) * a.cog + c] : T(0.0f);
-      rb = *reinterpret_cast<const Raw*>(&e);
+    for (int r = 0; r < kBV; ++r) {
+      const int q = tid + r * kThreads, kb = q / kRowVecs, cb = (q % kRowVecs) * V;
+      T* const bt = bs + buf * kStageB + kb * P::kLdB + cb;
+      const int k = step * BK + kb;
+      if (vec_w) {
+        const bool in = k < a.kg && n0 + cb < a.cog;
+        copy16(bt, in ? wg + static_cast<int64_t>(k) * a.cog + cb : wt, in);
+      } else {
+#pragma unroll
+        for (int c = 0; c < V; ++c)
+          bt[c] = k < a.kg && n0 + cb + c < a.cog ? wg[static_cast<int64_t>(k) * a.cog + cb + c] : T(0.0f);
+      }
     }
   };
-  auto store = [&](int buf) {
-    T* at = as + (buf * kBM + am) * P::kLdA + av * V;
-    *reinterpret_cast<Raw*>(at) = ra[0];
-    *reinterpret_cast<Raw*>(at + V) = ra[1];
-    *reinterpret_cast<Raw*>(bs + (buf * BK + kb) * P::kLdB + cb) = rb;
-  };
 
+  // kStages - 1 steps in flight ahead of the one multiplied. The barrier at the top of step s
+  // publishes step s's copies and frees the stage of step s - 1 for step s + kStages - 1.
   const int steps = (a.kg + BK - 1) / BK;
-  if (tid < 2 * kVecs) taps[tid / kVecs][tid % kVecs] = vec_tap<T>(a, tid);
-  __syncthreads();
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < steps) issue(s, s);
+    commit();
+  }
   typename P::Acc acc;
   acc.zero();
-  load(0);
-  store(0);
-  __syncthreads();
-  for (int step = 0; step < steps; ++step) {
-    const int cur = step & 1;
-    const bool more = step + 1 < steps;
-    if (more) load(step + 1);
-    acc.step(as + cur * kBM * P::kLdA, bs + cur * BK * P::kLdB);
-    // taps[cur] served load(step) in the previous iteration; load(step + 2) reads it after the barrier.
-    if (tid < kVecs) taps[cur][tid] = vec_tap<T>(a, (step + 2) * kVecs + tid);
-    if (more) store(cur ^ 1);
+  for (int step = 0, buf = 0, next = kStages - 1; step < steps; ++step) {
+    wait<kStages - 2>();
     __syncthreads();
+    if (step + kStages - 1 < steps) issue(step + kStages - 1, next);
+    commit();
+    acc.step(as + buf * kStageA, bs + buf * kStageB);
+    buf = buf + 1 == kStages ? 0 : buf + 1;
+    next = next + 1 == kStages ? 0 : next + 1;
   }
+  wait<0>();
+  __syncthreads();
   acc.store(cs);
   __syncthreads();
   const int m = tid % kBM;
@@ -280,7 +365,7 @@ bool implicit_conv_fits(int64_t n, int64_t c_in, int64_t h, int64_t w, int64_t c
   auto mag = [](int64_t v) { return v < 0 ? -v : v; };
   const int64_t vec = 16 / elem, cg = c_in / groups, cog = c_out / groups, kg = cg * kh * kw, plane = oh * ow;
   const int64_t n_tiles = (cog + kBN - 1) / kBN;
-  if (cg % vec != 0 || kh * kw > kNoTap || x_nhw[1] % vec != 0 || x_nhw[2] % vec != 0 || x_nhw[0] % vec != 0)
+  if (cg % vec != 0 || kh * kw > kMaxTaps || x_nhw[1] % vec != 0 || x_nhw[2] % vec != 0 || x_nhw[0] % vec != 0)
     return false;
   for (const int64_t v : {h, w, oh, ow, kh, kw, kg, plane, cog})
     if (v > kMax) return false;
@@ -338,8 +423,8 @@ void conv_implicit(const LaunchCtx& ctx, DType t, const void* x, const void* wt,
   cpu::dispatch_in<dtype_bit(DType::F32) | dtype_bit(DType::BF16) | dtype_bit(DType::F16)>(
       t,
       [&]<class T>() {
-        conv_implicit_kernel<T><<<grid, kThreads, 0, st>>>(static_cast<const T*>(x), static_cast<const T*>(wt),
-                                                            static_cast<T*>(out), a);
+        conv_implicit_kernel<T><<<grid, kConvThreads<T>, 0, st>>>(static_cast<const T*>(x), static_cast<const T*>(wt),
+                                                                  static_cast<T*>(out), a);
       },
       ctx.op);
   gpu::check_launch(ctx.op, ctx.device);
