@@ -1,8 +1,13 @@
 // Conv, pooling, resampling and rope: what the conformance cases cannot say. Typed errors with
 // messages naming the shapes, hand-checked small results, NaN in max_pool2d, align_corners, empty
 // channel counts, and sizes large enough to take the multi-threaded paths.
+#include <array>
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -409,6 +414,91 @@ TEST_P(Conv, LargePoolAndUpsampleMatchLoops) {
       for (int64_t z = 0; z < 2 * w; ++z)
         ASSERT_EQ(up[static_cast<size_t>((pl * 2 * h + y) * 2 * w + z)],
                   xv[static_cast<size_t>((pl * h + y / 2) * w + z / 2)]);
+}
+
+// max_pool2d against a plain loop, byte for byte: each window's winner is its first element, taken
+// over by a larger value or by a NaN, in row-major order. Random values with many ties (signed zeros
+// included: -0 first stays -0) and NaNs of different signs and payloads, some first in their window,
+// some later. On the GPU the unpadded windows that tile their rows take the row kernel (Note [GPU
+// max_pool rows] in src/gpu/kernels/pool.cu), 16, 8 or 4 bytes of output per thread depending on
+// out_w and the alignment; the others take the per-element kernel.
+TEST_P(Conv, MaxPoolRowsMatchLoop) {
+  struct Case {
+    Shape shape;  // of the tensor made; `view` then takes x from it
+    std::array<int64_t, 2> kernel, stride, padding;
+    int view;  // 0: as made, 1: narrowed to W 57 from 0, 2: narrowed along W from 1, 3: H and W transposed
+  };
+  const std::vector<Case> cases = {
+      // the row kernel
+      {{3, 10, 16, 32}, {2, 2}, {2, 2}, {0, 0}, 0},  // f32 4, bf16 / f16 8, u8 8 outputs per thread
+      {{1, 2, 9, 24}, {3, 3}, {3, 3}, {0, 0}, 0},
+      {{2, 2, 12, 16}, {3, 2}, {2, 2}, {0, 0}, 0},  // rows overlap, columns tile; row 11 unread
+      {{2, 1, 5, 18}, {2, 3}, {1, 3}, {0, 0}, 0},
+      {{1, 3, 6, 64}, {2, 2}, {2, 2}, {0, 0}, 1},  // in_w 57, out_w 28: f32 4, bf16 / f16 4, u8 4 per thread
+      {{1, 2, 7, 62}, {3, 3}, {3, 3}, {0, 0}, 0},  // in_w 62, out_w 20, H stride 62: f32 2 per thread
+      // the per-element kernel
+      {{1, 2, 8, 16}, {2, 2}, {2, 2}, {1, 1}, 0},  // padding
+      {{1, 2, 8, 16}, {2, 2}, {1, 1}, {0, 0}, 0},  // overlapping columns
+      {{1, 2, 8, 17}, {2, 2}, {2, 2}, {0, 0}, 2},  // rows start one element off
+      {{1, 2, 16, 8}, {2, 2}, {2, 2}, {0, 0}, 3},  // W stride 8
+      {{1, 2, 6, 14}, {2, 2}, {2, 2}, {0, 0}, 0},  // out_w 7
+  };
+  const auto nan_bits = [](uint32_t u) { return std::bit_cast<float>(u); };
+  const std::vector<float> nans = {nan_bits(0x7fc00000u), nan_bits(0xffc00000u), nan_bits(0x7fc00001u),
+                                   nan_bits(0xffe00000u)};
+  const std::vector<float> values = {-2, -1, -0.5f, -0.0f, 0.0f, 0.5f, 1, 2};
+  std::mt19937 rng(2024);
+  for (const DType dt : {DType::F32, DType::BF16, DType::F16, DType::U8}) {
+    for (const Case& k : cases) {
+      const bool is_float = dt != DType::U8;
+      std::vector<float> v(static_cast<size_t>(k.shape.numel()));
+      for (float& e : v) {
+        const uint32_t r = rng();
+        if (is_float && r % 8 == 0) {
+          e = nans[(r >> 3) % nans.size()];
+        } else {
+          e = is_float ? values[(r >> 3) % values.size()] : static_cast<float>((r >> 3) % 6);
+        }
+      }
+      Tensor x = f32(v, k.shape).to_dtype(dt);
+      if (k.view == 1) x = x.narrow(3, 0, 57);
+      if (k.view == 2) x = x.narrow(3, 1, k.shape[3] - 1);
+      if (k.view == 3) x = x.transpose(2, 3);
+      Pool2dParams p;
+      p.kernel = k.kernel;
+      p.stride = k.stride;
+      p.padding = k.padding;
+      const Tensor out = x.max_pool2d(p);
+      const std::string what = std::string(dtype_name(dt)) + " case " + std::to_string(&k - cases.data());
+      // The loop reads x's elements as contiguous bytes and compares their f32 values (exact for these
+      // dtypes; NaN stays NaN).
+      const Tensor xc = x.contiguous();
+      const std::vector<unsigned char> xb = testing::bytes_of(xc), ob = testing::bytes_of(out);
+      const std::vector<float> xv = xc.to_dtype(DType::F32).to_vector<float>();
+      const int64_t n = xc.shape()[0] * xc.shape()[1], h = xc.shape()[2], w = xc.shape()[3];
+      const int64_t oh = out.shape()[2], ow = out.shape()[3], es = dtype_size(dt);
+      ASSERT_EQ(oh, (h + 2 * k.padding[0] - k.kernel[0]) / k.stride[0] + 1) << what;
+      ASSERT_EQ(ow, (w + 2 * k.padding[1] - k.kernel[1]) / k.stride[1] + 1) << what;
+      for (int64_t pl = 0; pl < n; ++pl)
+        for (int64_t y = 0; y < oh; ++y)
+          for (int64_t z = 0; z < ow; ++z) {
+            int64_t best = -1;
+            for (int64_t i = 0; i < k.kernel[0]; ++i)
+              for (int64_t j = 0; j < k.kernel[1]; ++j) {
+                const int64_t ih = y * k.stride[0] - k.padding[0] + i, iw = z * k.stride[1] - k.padding[1] + j;
+                if (ih < 0 || ih >= h || iw < 0 || iw >= w) continue;
+                const int64_t e = (pl * h + ih) * w + iw;
+                const float c = xv[static_cast<size_t>(e)];
+                if (best < 0 || c > xv[static_cast<size_t>(best)] || std::isnan(c)) best = e;
+              }
+            const int64_t o = (pl * oh + y) * ow + z;
+            ASSERT_EQ(std::memcmp(&ob[static_cast<size_t>(o * es)], &xb[static_cast<size_t>(best * es)],
+                                  static_cast<size_t>(es)),
+                      0)
+                << what << " at " << pl << " " << y << " " << z;
+          }
+    }
+  }
 }
 
 WICK_INSTANTIATE_DEVICES(Conv);

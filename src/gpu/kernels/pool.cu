@@ -1,11 +1,12 @@
 // Pooling and resampling on the GPU: avg_pool2d, max_pool2d, upsample_nearest1d / 2d,
 // upsample_bilinear2d. One thread per output element of [N, C, H, W] (upsample_nearest1d is the
 // 2-d kernel with a height of 1, as on the CPU); input and output are read and written through
-// their strides, so any layout works without a copy. Nearest upsampling into vector-aligned dst
-// rows takes a row kernel instead: vector stores, one thread for every output row of a source row
-// (Note [GPU nearest rows]). The per-element math is the CPU's (src/backend/conv_math.h), in the
-// same order, so pooling agrees with the CPU exactly; bilinear may differ in the last bit where the
-// GPU compiler fuses a multiply and an add.
+// their strides, so any layout works without a copy. Two row kernels take vector-aligned rows
+// instead: nearest upsampling (vector stores, one thread for every output row of a source row;
+// Note [GPU nearest rows]) and max_pool2d with unpadded windows that tile the row (vector loads
+// and stores, V outputs per thread; Note [GPU max_pool rows]). The per-element math is the CPU's
+// (src/backend/conv_math.h), in the same order, so pooling agrees with the CPU exactly; bilinear
+// may differ in the last bit where the GPU compiler fuses a multiply and an add.
 #include <algorithm>
 #include <cstdint>
 
@@ -77,8 +78,9 @@ Geo<Index> geo(const Plane4& x, const Plane4& y) {
 // 32-bit index math when every offset and the element count fit (and `extra_fits` agrees).
 // `window`: one output per thread on an uncapped grid (Note [GPU flat grid]), for max_pool2d, whose
 // capped grid left half the threads a second, serial window (max_pool2d row: 0.032 -> 0.022 ms with
-// the whole-window loads below); the resampling kernels keep the capped grid, which was faster
-// for them (upsample_nearest2d row: 0.094 against 0.134 ms uncapped).
+// the whole-window loads below, before that row took Note [GPU max_pool rows]); the resampling
+// kernels keep the capped grid, which was faster for them (upsample_nearest2d row: 0.094 against
+// 0.134 ms uncapped).
 template <class F>
 void launch_planes(const LaunchCtx& ctx, const Plane4& x, const Plane4& y, bool extra_fits, const F& f,
                    bool window = false) {
@@ -138,6 +140,7 @@ struct MaxPool {
   struct Best {
     T v;
     compute_t<T> a;
+    Best() = default;
     __device__ explicit Best(T first) : v(first), a(convert<compute_t<T>>(first)) {}
     __device__ void offer(T c) {
       const compute_t<T> ca = convert<compute_t<T>>(c);
@@ -321,13 +324,19 @@ __global__ void __launch_bounds__(kBlock) nearest_rows_kernel(const U* x, U* y, 
   }
 }
 
-// Whether every dst row can be stored as V-element vectors: unit stride along W, W and the strides
-// of the other dims (those longer than 1) multiples of V, and the base pointer aligned.
+// Whether every row of an operand starts aligned for V-element vectors: unit stride along W, the
+// strides of the other dims (those longer than 1) multiples of V, and the base pointer aligned.
+template <class U>
+bool row_starts_aligned(const Plane4& t, const U* base, int64_t v) {
+  auto ok = [v](int64_t size, int64_t stride) { return size == 1 || stride % v == 0; };
+  return t.sw == 1 && ok(t.n, t.sn) && ok(t.c, t.sc) && ok(t.h, t.sh) &&
+         aligned_to(base, static_cast<size_t>(v) * sizeof(U));
+}
+
+// Whether every dst row can be stored as V-element vectors: aligned row starts and W a multiple of V.
 template <class U>
 bool rows_vectorisable(const Plane4& y, const U* base, int64_t v) {
-  auto ok = [v](int64_t size, int64_t stride) { return size == 1 || stride % v == 0; };
-  return y.sw == 1 && y.w % v == 0 && ok(y.n, y.sn) && ok(y.c, y.sc) && ok(y.h, y.sh) &&
-         aligned_to(base, static_cast<size_t>(v) * sizeof(U));
+  return y.w % v == 0 && row_starts_aligned(y, base, v);
 }
 
 template <int V, class U>
@@ -397,6 +406,148 @@ void nearest(const LaunchCtx& ctx, const Plane4& x, const Plane4& y, const Tenso
   }
 }
 
+// Note [GPU max_pool rows]
+// max_pool2d with padding 0 whose windows tile the row (stride[1] == kernel[1], 2 or 3; kernel[0]
+// and stride[0] any): a thread makes V consecutive outputs of one output row, whose windows read
+// V * kw consecutive inputs of each window row, as kw aligned V-element vector loads per row, and
+// stores them as one V-element vector. V is 16 bytes of output, else 8, else 4, the widest that
+// out_w and both operands' alignment allow, and 2 to 8 elements (sixteen 1-byte outputs, 64 or
+// 144 window elements, took 115 to 256 VGPRs per thread on gfx90a; eight take 42 to 108). The
+// host checks: unit stride along W for x and dst; both base pointers aligned to V elements and
+// their N / C / H strides (of the dims longer than 1) multiples of V; out_w a multiple of V. A
+// window row reads columns up to out_w * kw - 1 < in_w and rows up to (out_h - 1) * sh + kh - 1 <
+// in_h, so inputs wider or taller than the windows cover are fine. When kh == kw every window row
+// is loaded before the first comparison (2x2: four 16-byte loads for f32); other heights loop over
+// the rows. Each window is offered to MaxPool<T>::Best in row-major order, so NaNs and ties give
+// the CPU's bytes. The index split is three multiply-highs per thread (Divider), one item per
+// thread on an uncapped grid (Note [GPU flat grid]). plane_kernel, which these rows took before,
+// does three runtime divisions (about 20 instructions each) and two 8-byte loads per output. On the
+// H100, [32, 64, 56, 56] f32 2x2 stride 2 (32 MB moved: 0.0107 ms at 3 TB/s) went from 0.0156-0.0158
+// to 0.0130-0.0131 ms in one run (device time, Note [Bench timer] in tools/wick/bench.cpp), from
+// 16.5-16.9 to 11.6-12.1 us under ncu.
+template <class Index>
+struct PoolRows {
+  Divider<Index> vecs, rows, chans;  // out_w / V, out_h, C
+  Index kh, sh;
+  Index xsn, xsc, xsh, ysn, ysc, ysh;
+};
+
+// Offers one window row of V windows, held as KW V-element vectors (window o's elements are
+// o * KW .. o * KW + KW - 1), to their running winners; the first row starts them.
+template <int V, int KW, class T>
+__device__ __forceinline__ void offer_row(typename MaxPool<T>::Best (&best)[V], const Vec<T, V> (&w)[KW], bool first) {
+  using Best = typename MaxPool<T>::Best;
+#pragma unroll
+  for (int o = 0; o < V; ++o)
+#pragma unroll
+    for (int j = 0; j < KW; ++j) {
+      const T e = w[(o * KW + j) / V].v[(o * KW + j) % V];
+      if (first && j == 0) {
+        best[o] = Best(e);
+      } else {
+        best[o].offer(e);
+      }
+    }
+}
+
+template <int V, int KW, class T, class Index>
+__global__ void __launch_bounds__(kBlock) max_pool_rows_kernel(const T* x, T* y, PoolRows<Index> g, Index total) {
+  using W = Vec<T, V>;
+  const Index step = static_cast<Index>(blockDim.x) * gridDim.x;
+  for (Index i = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += step) {
+    const Index t = g.vecs.div(i), ow = (i - t * g.vecs.d) * V;
+    const Index p = g.rows.div(t), oh = t - p * g.rows.d;
+    const Index n = g.chans.div(p), c = p - n * g.chans.d;
+    // oh * sh <= in_h - kh: the product fits wherever the offsets do.
+    const W* row = reinterpret_cast<const W*>(x + (n * g.xsn + c * g.xsc + oh * g.sh * g.xsh + ow * KW));
+    const Index row_step = g.xsh / V;  // in vectors: xsh is a multiple of V (or in_h is 1 and unused)
+    typename MaxPool<T>::Best best[V];
+    if (g.kh == KW) {
+      W w[KW][KW];
+#pragma unroll
+      for (int r = 0; r < KW; ++r)
+#pragma unroll
+        for (int q = 0; q < KW; ++q) w[r][q] = row[static_cast<Index>(r) * row_step + q];
+#pragma unroll
+      for (int r = 0; r < KW; ++r) offer_row<V, KW, T>(best, w[r], r == 0);
+    } else {
+      W w[KW];
+#pragma unroll
+      for (int q = 0; q < KW; ++q) w[q] = row[q];
+      offer_row<V, KW, T>(best, w, true);
+      for (Index r = 1; r < g.kh; ++r) {
+        row += row_step;
+#pragma unroll
+        for (int q = 0; q < KW; ++q) w[q] = row[q];
+        offer_row<V, KW, T>(best, w, false);
+      }
+    }
+    W out;
+#pragma unroll
+    for (int o = 0; o < V; ++o) out.v[o] = best[o].v;
+    *reinterpret_cast<W*>(y + (n * g.ysn + c * g.ysc + oh * g.ysh + ow)) = out;
+  }
+}
+
+template <int V, int KW, class T>
+void launch_max_pool_rows(const LaunchCtx& ctx, const Plane4& x, const Plane4& y, const T* xp, T* yp,
+                          const Pool2dParams& p) {
+  const int64_t total = y.n * y.c * y.h * (y.w / V);
+  if (total == 0) return;
+  auto make = [&]<class Index>() {
+    auto I = [](int64_t v) { return static_cast<Index>(v); };
+    return PoolRows<Index>{.vecs = Divider<Index>(y.w / V),
+                           .rows = Divider<Index>(y.h),
+                           .chans = Divider<Index>(y.c),
+                           .kh = I(p.kernel[0]),
+                           .sh = I(p.stride[0]),
+                           .xsn = I(x.sn),
+                           .xsc = I(x.sc),
+                           .xsh = I(x.sh),
+                           .ysn = I(y.sn),
+                           .ysc = I(y.sc),
+                           .ysh = I(y.sh)};
+  };
+  const auto stream = gpu::native_stream(ctx.stream);
+  // On the 32-bit path every dividend is below total <= INT32_MAX and every offset at most x's or
+  // dst's largest one.
+  if (y.n * y.c * y.h * y.w <= INT32_MAX && offsets_fit(x) && offsets_fit(y)) {
+    max_pool_rows_kernel<V, KW, T, uint32_t><<<flat_grid(total), kBlock, 0, stream>>>(
+        xp, yp, make.template operator()<uint32_t>(), static_cast<uint32_t>(total));
+  } else {
+    max_pool_rows_kernel<V, KW, T, int64_t>
+        <<<flat_grid(total), kBlock, 0, stream>>>(xp, yp, make.template operator()<int64_t>(), total);
+  }
+  gpu::check_launch(ctx.op, ctx.device);
+}
+
+// Runs max_pool2d through the row kernel when its preconditions hold (Note [GPU max_pool rows]);
+// false leaves the work to plane_kernel.
+template <class T>
+bool max_pool_rows(const LaunchCtx& ctx, const Plane4& x, const Plane4& y, const T* xp, T* yp, const Pool2dParams& p) {
+  const int64_t kw = p.kernel[1];
+  if (p.padding[0] != 0 || p.padding[1] != 0 || p.stride[1] != kw || (kw != 2 && kw != 3)) return false;
+  auto fits = [&](int64_t v) { return rows_vectorisable(y, yp, v) && row_starts_aligned(x, xp, v); };
+  auto launch = [&]<int V>() {
+    if (kw == 2) {
+      launch_max_pool_rows<V, 2>(ctx, x, y, xp, yp, p);
+    } else {
+      launch_max_pool_rows<V, 3>(ctx, x, y, xp, yp, p);
+    }
+    return true;
+  };
+  // `Bytes` of output per thread, 2 to 8 elements.
+  auto attempt = [&]<int Bytes>() {
+    constexpr int V = Bytes / static_cast<int>(sizeof(T));
+    if constexpr (V >= 2 && V <= 8) {
+      return fits(V) && launch.template operator()<V>();
+    } else {
+      return false;
+    }
+  };
+  return attempt.template operator()<16>() || attempt.template operator()<8>() || attempt.template operator()<4>();
+}
+
 }  // namespace
 
 }  // namespace kern
@@ -419,6 +570,7 @@ void GpuBackend::max_pool2d(const TensorArg& x, const TensorArg& dst, const Pool
   cpu::dispatch(
       x.dtype,
       [&]<class T>() {
+        if (kern::max_pool_rows(ctx, xp, yp, x.ptr<T>(), dst.ptr<T>(), p)) return;
         kern::launch_planes(ctx, xp, yp, true, kern::MaxPool<T>{x.ptr<T>(), dst.ptr<T>(), kern::window(xp, p)},
                             true);
       },
