@@ -7,7 +7,8 @@ input rotation rule mirror tools/wick/bench.cpp: keep the two in step.
 Method, per row: random inputs (never zeros), one warm-up run per input set (at least two), then
 `reps` timed runs, median reported. When one run's inputs fit in a 50 MB L2-sized budget, several
 input sets are made and the runs rotate among them. GPU runs are timed with CUDA events around each
-run (after a synchronize); CPU runs with synchronize + time.perf_counter. TF32 is off for matmul and
+run (after a synchronize, behind row sums over 256 MB that keep the GPU busy while the run's kernels
+are queued, so that the events time the device's work); CPU runs with synchronize + time.perf_counter. TF32 is off for matmul and
 conv (wick's f32 rows are f32); cudnn.benchmark is on, so torch convs use their best algorithm.
 
 usage: torch_bench.py [--device cuda|cuda:N|rocm|cpu] [--op NAME]... [--reps N]
@@ -270,11 +271,18 @@ def sync(dev):
         torch.cuda.synchronize(dev)
 
 
+_LEAD = {}
+
+
 def time_one(fn, dev):
-    """Milliseconds of one run. Kept in one place, like wick's Timer (Note [Bench timer])."""
+    """Milliseconds of one run. Kept in one place, like wick's Timer (Note [Bench timer]): on a GPU
+    the run starts behind the same lead, row sums over 256 MB queued before the start event."""
     sync(dev)
     if dev.type == "cuda":
+        if dev not in _LEAD:
+            _LEAD[dev] = torch.ones(64, 1 << 20, device=dev)
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        _LEAD[dev].sum(dim=-1)
         start.record()
         fn()
         end.record()
