@@ -264,7 +264,8 @@ TEST(GpuConv, ImplicitGemmShapes) {
   // 32 to 64 output channels per group, a K (c_in/groups * kh * kw) of 32 and input channels per
   // group in whole 16-byte vectors: the implicit-GEMM kernel for f32 (and bf16 / f16 on tensor-core
   // GPUs). Pixel and output channel counts that do not fill the 128 x 64 tiles, K not a multiple of
-  // its 16 / 32-row steps, groups, channels-last inputs read in place and NCHW ones copied.
+  // its 16 / 32-row steps, groups, channels-last inputs read in place, NCHW ones read in place (f32)
+  // or copied (16-bit).
   WICK_REQUIRE_GPU(devs);
   for (const Device& d : devs)
     for (DType t : {DType::F32, DType::BF16, DType::F16}) {
@@ -292,6 +293,11 @@ TEST(GpuConv, ImplicitGemmShapes) {
       p1.stride = 2;
       p1.padding = 2;
       expect_close(x1.to(d).conv1d(w1.to(d), p1), x1.conv1d(w1, p1), 320, tn + " conv1d");
+      // An NCHW view with a channel slice and H and W swapped: f32 reads it in place with 4-byte copies,
+      // 16-bit types copy it to channels-last first.
+      const Tensor xv = randu({2, 70, 10, 12}, t), wv = randu({40, 64, 3, 3}, t);
+      auto view = [](const Tensor& v) { return v.narrow(1, 3, 64).transpose(2, 3); };
+      expect_close(view(xv.to(d)).conv2d(wv.to(d), p2), view(xv).conv2d(wv, p2), 576, tn + " conv2d of a view");
     }
 }
 

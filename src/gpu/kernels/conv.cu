@@ -297,8 +297,8 @@ TensorArg contiguous_output(Backend& be, const TensorArg& dst, DType t, kern::Sc
 }
 
 // The implicit-GEMM path (Note [GPU implicit GEMM conv]) where it is fast on this device and the
-// problem suits it, else false. It reads x channels-last: as it lies when its channels have unit
-// stride, else from a copy. It pays where a group's output channels fill one block's tile (32 to
+// problem suits it, else false. It reads x as it lies when its channels have unit stride or it is
+// f32, else from a channels-last copy. It pays where a group's output channels fill one block's tile (32 to
 // 64) and K is at least 32: on the H100 the conv2d benchmark row (64 channels) took 0.100 ms in
 // bf16 against im2col + cuBLAS's 0.114 and 0.275 ms in f32 against 0.288, while conv1d with 256
 // output channels (four tiles, each gathering the columns again) took 1.75 ms against 1.27.
@@ -314,15 +314,14 @@ bool conv_implicit_gemm(GpuBackend& be, const kern::LaunchCtx& ctx, const Tensor
   const char* xp = byte_ptr(x.data, x.layout.offset(), x.dtype);
   kern::Scratch hx, hw, ho;
   kern::ImplicitConv a{};
-  const int64_t as_is[3] = {xs.n, xs.h, xs.w};
-  if (xs.c != 1 || !kern::aligned_to(xp, 16) ||
-      !kern::implicit_conv_fits(g.n, g.c_in, g.h, g.w, g.c_out, g.kh, g.kw, g.oh, g.ow, stride, pad, dil, g.groups,
+  const int64_t as_is[4] = {xs.n, xs.c, xs.h, xs.w};
+  if (!kern::implicit_conv_fits(g.n, g.c_in, g.h, g.w, g.c_out, g.kh, g.kw, g.oh, g.ow, stride, pad, dil, g.groups, xp,
                                 as_is, elem, &a)) {
     const TensorArg nhwc(x.data, x.dtype,
                          Layout(Shape{g.n, g.h, g.w, g.c_in}, Strides{xs.n, xs.h, xs.w, xs.c}, x.layout.offset()));
-    const int64_t packed[3] = {g.h * g.w * g.c_in, g.w * g.c_in, g.c_in};
+    const int64_t packed[4] = {g.h * g.w * g.c_in, 1, g.w * g.c_in, g.c_in};
     if (!kern::implicit_conv_fits(g.n, g.c_in, g.h, g.w, g.c_out, g.kh, g.kw, g.oh, g.ow, stride, pad, dil, g.groups,
-                                  packed, elem, &a))
+                                  nullptr, packed, elem, &a))
       return false;
     xp = static_cast<const char*>(contiguous_copy(be, ctx, nhwc, x.dtype, hx).data);
   }

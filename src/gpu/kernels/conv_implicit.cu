@@ -19,7 +19,9 @@
 // bit t of a per-pixel mask made once (so at most 31 taps), and each thread walks its vectors' (tap,
 // channel) along K with a cursor that carries instead of dividing. A first version gathered one
 // element at a time from NCHW: 20 instructions per element made it slower than im2col + cuBLAS
-// (bf16 0.17 ms against 0.11). NCHW inputs are copied to channels-last first.
+// (bf16 0.17 ms against 0.11). Other layouts: f32 is gathered with 4-byte copies, a vector's channels
+// a plane apart (a warp's 32 pixels still read consecutive addresses), which saves the channels-last
+// copy of x (18 us of the f32 row's 0.26 ms); 16-bit inputs are copied to channels-last first.
 // The product: f32 runs on the FMA units, each thread an 8x8 register tile (BK 16, 128 threads);
 // bf16 / f16 run on the tensor cores where the compiler targets them (CUDA sm_80+, ldmatrix and
 // m16n8k16 MMAs, f32 accumulators, BK 32, 256 threads), each warp a 32x32 tile. Elsewhere (ROCm
@@ -218,6 +220,15 @@ __device__ inline void copy16(void* dst, const void* src, bool pred) {
   *static_cast<Raw*>(dst) = pred ? *static_cast<const Raw*>(src) : Raw{0, 0, 0, 0};
 #endif
 }
+// The same for 4 bytes.
+__device__ inline void copy4(void* dst, const void* src, bool pred) {
+#if defined(WICK_CONV_SM80)
+  const auto d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(pred ? 4 : 0));
+#else
+  *static_cast<uint32_t*>(dst) = pred ? *static_cast<const uint32_t*>(src) : 0u;
+#endif
+}
 __device__ inline void commit() {
 #if defined(WICK_CONV_SM80)
   asm volatile("cp.async.commit_group;\n" ::);
@@ -286,7 +297,7 @@ __global__ void __launch_bounds__(Product<T>::kThreads, Product<T>::kBlocksPerSm
         if (static_cast<unsigned>(iy0 + i * a.dh) < static_cast<unsigned>(a.h) &&
             static_cast<unsigned>(ix0 + j * a.dw) < static_cast<unsigned>(a.w))
           mask |= 1u << t;
-    xa = x + s * a.x_n + static_cast<int64_t>(gi) * a.cg + static_cast<int64_t>(iy0) * a.x_h +
+    xa = x + s * a.x_n + static_cast<int64_t>(gi) * a.cg * a.x_c + static_cast<int64_t>(iy0) * a.x_h +
          static_cast<int64_t>(ix0) * a.x_w;
   }
   const int tap_h = a.dh * a.x_h, tap_w = a.dw * a.x_w, taps = a.kh * a.kw;
@@ -303,7 +314,13 @@ __global__ void __launch_bounds__(Product<T>::kThreads, Product<T>::kBlocksPerSm
     for (int r = 0; r < kVecs; ++r) {
       if (r < kAV) {
         const bool in = cur.t < taps && ((mask >> cur.t) & 1u);
-        copy16(at + r * V, in ? xa + (cur.i * tap_h + cur.j * tap_w + cur.c) : x, in);
+        const T* const src = in ? xa + (cur.i * tap_h + cur.j * tap_w + cur.c * a.x_c) : x;
+        if (sizeof(T) == 4 && a.x_c != 1) {  // f32 channels a plane apart: V loads of 4 bytes
+#pragma unroll
+          for (int e = 0; e < V; ++e) copy4(at + r * V + e, src + (in ? e * a.x_c : 0), in);
+        } else {
+          copy16(at + r * V, src, in);
+        }
       }
       cur.next(a);
     }
@@ -360,13 +377,18 @@ __global__ void __launch_bounds__(Product<T>::kThreads, Product<T>::kBlocksPerSm
 
 bool implicit_conv_fits(int64_t n, int64_t c_in, int64_t h, int64_t w, int64_t c_out, int64_t kh, int64_t kw,
                         int64_t oh, int64_t ow, const int64_t stride[2], const int64_t pad[2], const int64_t dil[2],
-                        int64_t groups, const int64_t x_nhw[3], int64_t elem, ImplicitConv* a) {
+                        int64_t groups, const void* x, const int64_t x_nchw[4], int64_t elem, ImplicitConv* a) {
   constexpr int64_t kMax = INT32_MAX / 4;  // headroom for the sums of a few such terms
   auto mag = [](int64_t v) { return v < 0 ? -v : v; };
   const int64_t vec = 16 / elem, cg = c_in / groups, cog = c_out / groups, kg = cg * kh * kw, plane = oh * ow;
   const int64_t n_tiles = (cog + kBN - 1) / kBN;
-  if (cg % vec != 0 || kh * kw > kMaxTaps || x_nhw[1] % vec != 0 || x_nhw[2] % vec != 0 || x_nhw[0] % vec != 0)
+  if (cg % vec != 0 || kh * kw > kMaxTaps) return false;
+  if (x_nchw[1] == 1) {  // channels-last: 16-byte copies of whole pixels' channel runs
+    if (x_nchw[0] % vec != 0 || x_nchw[2] % vec != 0 || x_nchw[3] % vec != 0 || (x && !aligned_to(x, 16)))
+      return false;
+  } else if (elem != 4 || (x && !aligned_to(x, 4))) {  // else 4-byte copies of f32
     return false;
+  }
   for (const int64_t v : {h, w, oh, ow, kh, kw, kg, plane, cog})
     if (v > kMax) return false;
   for (const int64_t v : {stride[0], stride[1], pad[0], pad[1], dil[0], dil[1]})
@@ -375,14 +397,15 @@ bool implicit_conv_fits(int64_t n, int64_t c_in, int64_t h, int64_t w, int64_t c
   const int64_t reach_h = oh * mag(stride[0]) + mag(pad[0]) + kh * mag(dil[0]) + h;
   const int64_t reach_w = ow * mag(stride[1]) + mag(pad[1]) + kw * mag(dil[1]) + w;
   if (reach_h > kMax || reach_w > kMax) return false;
-  const int64_t xh = mag(x_nhw[1]), xw = mag(x_nhw[2]);
-  if (xh > kMax || xw > kMax) return false;
-  const double span = static_cast<double>(c_in) + static_cast<double>(reach_h) * static_cast<double>(xh) +
+  const int64_t xc = mag(x_nchw[1]), xh = mag(x_nchw[2]), xw = mag(x_nchw[3]);
+  if (xc > kMax || xh > kMax || xw > kMax) return false;
+  const double span = static_cast<double>(c_in) * static_cast<double>(xc) +
+                      static_cast<double>(reach_h) * static_cast<double>(xh) +
                       static_cast<double>(reach_w) * static_cast<double>(xw);
   if (span > static_cast<double>(kMax)) return false;
   if (groups * n_tiles > 65535 || (n * plane + kBM - 1) / kBM > INT32_MAX) return false;
   a->pixels = n * plane;
-  a->x_n = x_nhw[0];
+  a->x_n = x_nchw[0];
   a->out_n = c_out * plane;
   a->plane = static_cast<int>(plane);
   a->ow = static_cast<int>(ow);
@@ -399,8 +422,9 @@ bool implicit_conv_fits(int64_t n, int64_t c_in, int64_t h, int64_t w, int64_t c
   a->cg = static_cast<int>(cg);
   a->kg = static_cast<int>(kg);
   a->cog = static_cast<int>(cog);
-  a->x_h = static_cast<int>(x_nhw[1]);
-  a->x_w = static_cast<int>(x_nhw[2]);
+  a->x_c = static_cast<int>(x_nchw[1]);
+  a->x_h = static_cast<int>(x_nchw[2]);
+  a->x_w = static_cast<int>(x_nchw[3]);
   a->n_tiles = static_cast<int>(n_tiles);
   return true;
 }

@@ -14,9 +14,9 @@ namespace wick::WICK_GPU_NS::kern {
 constexpr int kImplicitConvChannels = 64;
 
 // One forward convolution (or a transposed one at stride 1 seen as forward, with negative padding
-// and dilation) over x [n, c_in, h, w] stored channels-last: channel stride 1, pixel (s, y, x) at
-// s * x_n + y * x_h + x * x_w, every stride a multiple of 16 bytes. Offsets and coordinates within
-// a sample fit in 32 bits (implicit_conv_fits checks that).
+// and dilation) over x [n, c_in, h, w], element (s, c, y, x) at s * x_n + c * x_c + y * x_h + x * x_w:
+// channels-last (x_c 1, the other strides multiples of 16 bytes), or for f32 any channel stride (NCHW
+// as it lies). Offsets and coordinates within a sample fit in 32 bits (implicit_conv_fits checks).
 struct ImplicitConv {
   int64_t pixels;  // n * oh * ow: the GEMM's rows
   int64_t x_n;     // sample stride of x
@@ -24,16 +24,18 @@ struct ImplicitConv {
   int plane, ow, h, w;
   int sh, sw, ph, pw, dh, dw, kh, kw;
   int cg, kg, cog;  // per group: input channels, c_in/groups * kh * kw, output channels
-  int x_h, x_w;
+  int x_c, x_h, x_w;
   int n_tiles;  // output-channel tiles per group
 };
 
-// Whether the kernel handles this geometry for elements of `elem` bytes: input channels per group a
-// multiple of a 16-byte vector, at most 31 taps, sizes and the channels-last strides x_nhw within
-// its 32-bit and launch limits; fills `a` when it does.
+// Whether the kernel handles this geometry for elements of `elem` bytes at `x` (nullptr: a buffer
+// still to be allocated, aligned) with strides x_nchw:
+// input channels per group a multiple of a 16-byte vector, at most 31 taps, x channels-last with
+// 16-byte aligned pixels or f32, and sizes and offsets within its 32-bit and launch limits; fills `a`
+// when it does.
 bool implicit_conv_fits(int64_t n, int64_t c_in, int64_t h, int64_t w, int64_t c_out, int64_t kh, int64_t kw,
                         int64_t oh, int64_t ow, const int64_t stride[2], const int64_t pad[2], const int64_t dil[2],
-                        int64_t groups, const int64_t x_nhw[3], int64_t elem, ImplicitConv* a);
+                        int64_t groups, const void* x, const int64_t x_nchw[4], int64_t elem, ImplicitConv* a);
 
 // Whether the kernel multiplies `t` (f32, bf16, f16) at full speed on a device of architecture
 // `arch` ("sm_90", "gfx90a"): f32 everywhere, the 16-bit types where it has a warp-level matrix
