@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,28 @@ inline std::vector<unsigned char> bytes_of(const Tensor& t) {
   std::vector<unsigned char> b(static_cast<size_t>(t.numel() * dtype_size(t.dtype())));
   t.to_host(b.data(), static_cast<int64_t>(b.size()));
   return b;
+}
+
+// c, sums of k products each, against their exact values `want` (f64): c rounded to its type
+// (half an ulp) and f32 accumulation (k + 2 roundings of the sum of the products' magnitudes,
+// `mag`, at most).
+inline void expect_sums_close(const Tensor& c, const Tensor& want, const Tensor& mag, int64_t k) {
+  const Device cpu = Device::cpu();
+  ASSERT_EQ(c.shape(), want.shape());
+  const std::vector<double> w = want.to(cpu).to_vector<double>(), m = mag.to(cpu).to_vector<double>();
+  const std::vector<double> got = c.to(cpu).to_dtype(DType::F64).to_vector<double>();
+  const double half_ulp = c.dtype() == DType::BF16 ? 0x1p-8 : c.dtype() == DType::F16 ? 0x1p-11 : 0x1p-24;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double acc = (static_cast<double>(k) + 2) * 0x1p-24 * m[i];
+    ASSERT_LE(std::abs(got[i] - w[i]), half_ulp * std::abs(w[i]) + acc * (1 + half_ulp)) << "element " << i;
+  }
+}
+
+// c, computed as a @ b, against the product of the same (rounded) inputs in f64.
+inline void expect_product_close(const Tensor& c, const Tensor& a, const Tensor& b) {
+  const Device cpu = Device::cpu();
+  const Tensor a64 = a.to(cpu).to_dtype(DType::F64), b64 = b.to(cpu).to_dtype(DType::F64);
+  expect_sums_close(c, a64.matmul(b64), a64.abs().matmul(b64.abs()), a.dim(-1));
 }
 
 inline std::string device_param_name(const ::testing::TestParamInfo<Device>& info) {

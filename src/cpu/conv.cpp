@@ -1,7 +1,8 @@
 // Convolutions on the CPU: im2col + GEMM (forward) and GEMM + col2im (transposed), through
 // OpenBLAS. bf16 / f16 / f8 operands are widened to f32 once, multiplied with sgemm, and the
-// result is rounded to the dtype once; f64 uses dgemm. The 1-d convolutions run as 2-d ones with a
-// height of 1.
+// result is rounded to the dtype once; f64 uses dgemm. Forward bf16 convolutions on AVX512_BF16
+// stay in bf16 instead: im2col in bf16 and wick's bf16 GEMM (Note [bf16 GEMM] in gemm_bf16.cpp),
+// which writes the output directly. The 1-d convolutions run as 2-d ones with a height of 1.
 #include <cblas.h>
 
 #include <algorithm>
@@ -14,6 +15,8 @@
 #include "backend/conv_math.h"
 #include "cpu/cpu_backend.h"
 #include "cpu/dispatch.h"
+#include "cpu/gemm.h"
+#include "cpu/simd.h"
 #include "cpu/strided.h"
 
 namespace wick::cpu {
@@ -85,18 +88,18 @@ void im2col(const A* x, A* col, const Geom& g) {
         A* o = out + oh * g.ow;
         const int64_t ih = convmath::conv_in_pos(oh, i, g.sh, g.ph, g.dh);
         if (ih < 0 || ih >= g.h) {
-          std::fill(o, o + g.ow, A(0));
+          std::fill(o, o + g.ow, A{});
           continue;
         }
         const A* xr = xc + ih * g.w;
         const int64_t off = j * g.dw - g.pw;
-        std::fill(o, o + wlo, A(0));
+        std::fill(o, o + wlo, A{});
         if (g.sw == 1) {
           std::copy(xr + wlo + off, xr + whi + off, o + wlo);
         } else {
           for (int64_t ow = wlo; ow < whi; ++ow) o[ow] = xr[ow * g.sw + off];
         }
-        std::fill(o + whi, o + g.ow, A(0));
+        std::fill(o + whi, o + g.ow, A{});
       }
     }
   });
@@ -147,33 +150,59 @@ void finish_output(const TensorArg& dst, const A* buf) {
   backend().cast(TensorArg(const_cast<A*>(buf), dtype_of<A>, Layout(dst.shape())), dst);
 }
 
+// A convolution's input, weights and output buffer in A (compute_view, output_buffer).
+template <class A, class T>
+struct ConvArrays {
+  Scratch<A> hx, hw, ho;
+  const A* x;
+  const A* w;
+  A* out;
+  ConvArrays(const TensorArg& xa, const TensorArg& wa, const TensorArg& dst)
+      : x(compute_view<A, T>(xa, hx)), w(compute_view<A, T>(wa, hw)), out(output_buffer<A, T>(dst, ho)) {}
+};
+
+// The forward convolution with the GEMM in A: f32 or f64 through BLAS, or bf16 through gemm_bf16.
+template <class A, class T>
+void forward_in(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Geom& g, const char* op) {
+  const ConvArrays<A, T> v(x, w, dst);  // v.w: [c_out, c_in/groups * kh * kw]
+  Scratch<A> hcol;
+  const int64_t cg = g.c_in / g.groups, cog = g.c_out / g.groups;
+  const int64_t kg = cg * g.kh * g.kw, in_plane = g.h * g.w, out_plane = g.oh * g.ow;
+  // A 1x1 kernel at stride 1 without padding reads the input as it is: no im2col.
+  const bool direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
+  if (!direct) hcol = scratch<A>(g.c_in * g.kh * g.kw * out_plane);
+  for (int64_t n = 0; n < g.n; ++n) {
+    const A* xn = v.x + n * g.c_in * in_plane;
+    const A* col = xn;
+    if (!direct) {
+      im2col(xn, hcol.get(), g);
+      col = hcol.get();
+    }
+    A* on = v.out + n * g.c_out * out_plane;
+    if constexpr (std::is_same_v<A, bf16>) {
+      gemm_bf16(g.groups, [&](int64_t gi) {
+        return Bf16Gemm{{v.w + gi * cog * kg, cog, kg, kg, 1},
+                        {col + gi * kg * out_plane, kg, out_plane, out_plane, 1},
+                        {on + gi * cog * out_plane, cog, out_plane, out_plane, 1}};
+      });
+    } else {
+      for (int64_t gi = 0; gi < g.groups; ++gi)
+        gemm<A>(false, cog, out_plane, kg, v.w + gi * cog * kg, kg, col + gi * kg * out_plane, out_plane,
+                on + gi * cog * out_plane, out_plane, op);
+    }
+  }
+  finish_output<A, T>(dst, v.out);
+}
+
 void conv_forward(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p, const char* op) {
   const Geom g = geom(x, dst, w.shape()[2], w.shape()[3], p);
   dispatch_in<kFloatTypes>(
       x.dtype,
       [&]<class T>() {
-        using A = gemm_t<T>;
-        Scratch<A> hx, hw, ho, hcol;
-        const A* xb = compute_view<A, T>(x, hx);
-        const A* wb = compute_view<A, T>(w, hw);  // [c_out, c_in/groups * kh * kw]
-        A* ob = output_buffer<A, T>(dst, ho);
-        const int64_t cg = g.c_in / g.groups, cog = g.c_out / g.groups;
-        const int64_t kg = cg * g.kh * g.kw, in_plane = g.h * g.w, out_plane = g.oh * g.ow;
-        // A 1x1 kernel at stride 1 without padding reads the input as it is: no im2col.
-        const bool direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
-        if (!direct) hcol = scratch<A>(g.c_in * g.kh * g.kw * out_plane);
-        for (int64_t n = 0; n < g.n; ++n) {
-          const A* xn = xb + n * g.c_in * in_plane;
-          const A* col = xn;
-          if (!direct) {
-            im2col(xn, hcol.get(), g);
-            col = hcol.get();
-          }
-          for (int64_t gi = 0; gi < g.groups; ++gi)
-            gemm<A>(false, cog, out_plane, kg, wb + gi * cog * kg, kg, col + gi * kg * out_plane, out_plane,
-                    ob + (n * g.c_out + gi * cog) * out_plane, out_plane, op);
+        if constexpr (std::is_same_v<T, bf16>) {
+          if (simd::active() >= simd::Isa::Avx512Bf16) return forward_in<bf16, T>(x, w, dst, g, op);
         }
-        finish_output<A, T>(dst, ob);
+        forward_in<gemm_t<T>, T>(x, w, dst, g, op);
       },
       op);
 }
@@ -185,10 +214,8 @@ void conv_transposed(const TensorArg& x, const TensorArg& w, const TensorArg& ds
       x.dtype,
       [&]<class T>() {
         using A = gemm_t<T>;
-        Scratch<A> hx, hw, ho, hcol;
-        const A* xb = compute_view<A, T>(x, hx);
-        const A* wb = compute_view<A, T>(w, hw);  // [c_in, c_out/groups * kh * kw]
-        A* ob = output_buffer<A, T>(dst, ho);
+        const ConvArrays<A, T> v(x, w, dst);  // v.w: [c_in, c_out/groups * kh * kw]
+        Scratch<A> hcol;
         const int64_t cg = g.c_in / g.groups, cog = g.c_out / g.groups;
         const int64_t kg = cog * g.kh * g.kw, in_plane = g.h * g.w, out_plane = g.oh * g.ow;
         // With a 1x1 kernel at stride 1, no padding and no growth, col2im is the identity.
@@ -196,14 +223,14 @@ void conv_transposed(const TensorArg& x, const TensorArg& w, const TensorArg& ds
             g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 && g.oh == g.h && g.ow == g.w;
         if (!direct) hcol = scratch<A>(g.c_out * g.kh * g.kw * in_plane);
         for (int64_t n = 0; n < g.n; ++n) {
-          A* col = direct ? ob + n * g.c_out * out_plane : hcol.get();
+          A* col = direct ? v.out + n * g.c_out * out_plane : hcol.get();
           // col[(co, i, j), pixel] = sum over the group's input channels ci of w[ci, (co, i, j)] x[ci, pixel]
           for (int64_t gi = 0; gi < g.groups; ++gi)
-            gemm<A>(true, kg, in_plane, cg, wb + gi * cg * kg, kg, xb + (n * g.c_in + gi * cg) * in_plane, in_plane,
+            gemm<A>(true, kg, in_plane, cg, v.w + gi * cg * kg, kg, v.x + (n * g.c_in + gi * cg) * in_plane, in_plane,
                     col + gi * kg * in_plane, in_plane, op);
-          if (!direct) col2im(col, ob + n * g.c_out * out_plane, g);
+          if (!direct) col2im(col, v.out + n * g.c_out * out_plane, g);
         }
-        finish_output<A, T>(dst, ob);
+        finish_output<A, T>(dst, v.out);
       },
       op);
 }

@@ -1,8 +1,14 @@
-// One strided GEMM for the CPU backend (matmul, and conv lowered to matmul): OpenBLAS underneath.
+// Strided GEMMs for the CPU backend (matmul, and conv lowered to matmul): OpenBLAS underneath, and
+// wick's own kernels for bf16 on AVX512_BF16.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+
+#include "backend/backend.h"
+#include "cpu/simd.h"
+#include "wick/scalar_types.h"
 
 namespace wick::cpu {
 
@@ -22,6 +28,25 @@ struct MatRef {
 // whatever c held). c must not overlap a or b.
 void gemm(MatRef<const float> a, MatRef<const float> b, MatRef<float> c, float beta = 0);
 void gemm(MatRef<const double> a, MatRef<const double> b, MatRef<double> c, double beta = 0);
+
+// One product of a batched bf16 GEMM: c = a @ b.
+struct Bf16Gemm {
+  MatRef<const bf16> a, b;
+  MatRef<bf16> c;
+};
+
+// c = a @ b for `count` products of one shape (a: M x K, b: K x N) and one set of strides,
+// product(i) giving the i-th (called from one thread), accumulated in f32 by VDPBF16PS and rounded
+// once to bf16 (Note [bf16 GEMM] in gemm_bf16.cpp: the order of the sums, denormals). Any strides;
+// an a or b that several products share (the same pointer: broadcast batches) is packed once.
+// K == 0 gives zeros. c must not overlap a or b. Runs AVX512_BF16 instructions: only where
+// simd::detected() is Isa::Avx512Bf16.
+void gemm_bf16(int64_t count, const std::function<Bf16Gemm(int64_t)>& product);
+
+// CpuBackend::matmul (which passes simd::active()) with its GEMM chosen for level isa, at most
+// simd::detected(): bf16 through gemm_bf16 at Isa::Avx512Bf16, below that widened to f32 for
+// OpenBLAS (matrix-vector products keep the active level's kernels). Tests run both through it.
+void matmul_at(const TensorArg& a, const TensorArg& b, const TensorArg& dst, simd::Isa isa);
 
 // The BLAS library's build, the core type it picked and its thread count, for DeviceInfo.
 std::string blas_details();

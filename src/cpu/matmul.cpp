@@ -1,4 +1,5 @@
-// matmul on the CPU: batched strided GEMM over OpenBLAS (see gemm.h).
+// matmul on the CPU: batched strided GEMM over OpenBLAS, bf16 through gemm_bf16.cpp on AVX512_BF16
+// (see gemm.h).
 #include <cblas.h>
 #include <dlfcn.h>
 
@@ -314,7 +315,7 @@ void select_blas_core() {
   const auto quit = reinterpret_cast<Entry>(dlsym(RTLD_DEFAULT, "gotoblas_dynamic_quit"));
   const auto init = reinterpret_cast<Entry>(dlsym(RTLD_DEFAULT, "gotoblas_dynamic_init"));
   if (!quit || !init) return;
-  if (setenv("OPENBLAS_CORETYPE", simd::detected() == simd::Isa::Avx512 ? "SkylakeX" : "Haswell", 0) != 0) return;
+  if (setenv("OPENBLAS_CORETYPE", simd::detected() >= simd::Isa::Avx512 ? "SkylakeX" : "Haswell", 0) != 0) return;
   quit();
   init();
   unsetenv("OPENBLAS_CORETYPE");
@@ -330,7 +331,7 @@ std::string blas_details() {
          " processor; Note [OpenBLAS core selection])";
   if (pre_avx_core(core) && simd::detected() >= simd::Isa::Avx2)
     s += std::string("; OpenBLAS runs pre-AVX kernels on this ") + simd::isa_name(simd::detected()) +
-         " processor: OPENBLAS_CORETYPE=" + (simd::detected() == simd::Isa::Avx512 ? "SkylakeX" : "Haswell") +
+         " processor: OPENBLAS_CORETYPE=" + (simd::detected() >= simd::Isa::Avx512 ? "SkylakeX" : "Haswell") +
          " in the environment selects its vector kernels";
   return s;
 }
@@ -341,6 +342,13 @@ void gemm(MatRef<const double> a, MatRef<const double> b, MatRef<double> c, doub
 }
 
 void CpuBackend::matmul(const TensorArg& a, const TensorArg& b, const TensorArg& dst) {
+  matmul_at(a, b, dst, simd::active());
+}
+
+void matmul_at(const TensorArg& a, const TensorArg& b, const TensorArg& dst, simd::Isa isa) {
+  if (isa > simd::detected())
+    throw UnsupportedError(std::string("[matmul] ") + simd::isa_name(isa) + " kernels requested; this cpu supports " +
+                           simd::isa_name(simd::detected()));
   if (dst.numel() == 0) return;
   const size_t r = dst.layout.rank();
   const int64_t m = dst.layout.dim(r - 2), n = dst.layout.dim(r - 1), k = a.layout.dim(r - 1);
@@ -355,6 +363,16 @@ void CpuBackend::matmul(const TensorArg& a, const TensorArg& b, const TensorArg&
         for (int64_t bi = b0; bi < b1; ++bi)
           gemm(matrix<const T>(a, batch, bi), matrix<const T>(b, batch, bi), matrix<T>(dst, batch, bi));
       } else {
+        if constexpr (std::is_same_v<T, bf16>) {
+          if (isa >= simd::Isa::Avx512Bf16) {
+            // One call for the chunk's batches (all of them where the work is large: the call
+            // spreads them over the threads itself).
+            return gemm_bf16(b1 - b0, [&](int64_t i) {
+              return Bf16Gemm{matrix<const bf16>(a, batch, b0 + i), matrix<const bf16>(b, batch, b0 + i),
+                              matrix<bf16>(dst, batch, b0 + i)};
+            });
+          }
+        }
         // 8/16-bit floats: widen to f32 (exact), one sgemm accumulating in f32, one rounding.
         const Scratch<float> fa = scratch<float>(m * k), fb = scratch<float>(k * n), fc = scratch<float>(m * n);
         MatRef<const float> wa{}, wb{};

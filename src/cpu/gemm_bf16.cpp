@@ -1,0 +1,312 @@
+// wick's bf16 GEMM for processors with AVX512_BF16 (Note [bf16 GEMM]).
+#include <algorithm>
+#include <cstring>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "cpu/cpu_backend.h"
+#include "cpu/gemm.h"
+#include "cpu/parallel.h"
+
+#include "wick/error.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define WICK_BF16_GEMM 1
+#include <immintrin.h>
+#endif
+
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12 reports its own AVX-512 intrinsics (an undefined pass-through operand) as possibly
+// uninitialised.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+namespace wick::cpu {
+
+#if defined(WICK_BF16_GEMM)
+namespace {
+
+// Note [bf16 GEMM]
+// c = a @ b for bf16 without widening the operands to f32 (the path below Isa::Avx512Bf16: f32
+// copies of a and b, OpenBLAS's sgemm into an f32 c, rounded to bf16). VDPBF16PS (AVX512_BF16)
+// takes 16 lanes of bf16 pairs from each operand and adds both products of a pair to the lane's
+// f32 sum: a[2i] b[2i] + a[2i + 1] b[2i + 1]. So both operands are packed with the pairs of k
+// adjacent (k padded to even with a zero):
+//   b, in panels of kNR columns: for each k-pair p, the kNR columns' pairs (b[2p][j], b[2p+1][j]),
+//     one 64-byte line per 16 columns;
+//   a, in panels of kMR rows: for each k-pair p, the kMR rows' pairs (a[i][2p], a[i][2p+1]),
+//     each broadcast to 16 lanes by the kernel;
+// rows and columns past m and n are zero. A tile of kMR x kNR sums lives in 28 of the 32 vector
+// registers; per k-pair the kernel loads kNR / 16 lines of b and kMR broadcasts of a for kMR *
+// kNR / 16 VDPBF16PS, each 32 multiply-adds.
+//
+// Every operand (every batch, those that repeat under broadcasting packed once) is packed before
+// the products start, in one parallel pass over panels; then one parallel pass over blocks of c
+// (kMcPanels row panels by up to kNcPanels column panels, narrower where that leaves too few
+// blocks for the threads: all batches of a bmm share the threads). A block walks k in blocks of
+// at most kKcMax pairs (a panel of b then is 16 KiB and stays in L1 while the block's row panels
+// of a, in L2, stream past it); between k blocks the sums wait in an f32 buffer of the thread,
+// so that c is written once, rounded to bf16 once. Batches are packed in groups of at most
+// kPackBytes (at least one product), which bounds the extra memory to the inputs' size. A c with
+// unit stride down its columns is computed as c^T = b^T a^T, so that tiles are stored as rows.
+// matmul hands many small batches to this in chunks from its own parallel_for, where the passes
+// here run inline. OpenBLAS is not involved (nor its choice of team sizes, Note [One team size]).
+//
+// Measured on one Zen 4 core (VDPBF16PS peak 234 GFLOP/s, f32 FMA 117): 2048^3 in 82 ms, 210
+// GFLOP/s (widening + sgemm: 164 ms); tiles of 6 x 64, 8 x 48 and 12 x 32 and k blocks of 64 to
+// 256 pairs were within 3%. Packing takes under 4% of the time there. For tiny products (m, n,
+// k < 20) the padding to whole tiles and the bookkeeping per product cost more than widening for
+// OpenBLAS (8^3: 215 ns a product against 185), and from about 24^3 up they cost less. On the GPU
+// machine's Intel Xeon (family 6 model 207, 16 cores), VDPBF16PS does not outrun the f32 FMAs: one
+// core took 292 ms for 2048^3 (59 GFLOP/s) against 167 ms widening for sgemm, 16 cores 28-36 ms
+// against 18, so simd's detect() leaves Intel processors below this level.
+//
+// Accumulation order and rounding: each output is one f32 lane that starts at 0 and takes the
+// k-pairs in increasing order, a pair's two products by VDPBF16PS, which Intel's manual defines
+// as two fused multiply-adds, the odd element's product first (a product of two bf16 is exact in
+// f32, so each pair costs at most two roundings of the sum, as in f32 accumulation). The result
+// is rounded to nearest even into bf16 (NaN stays NaN), as bf16::from_f32. VDPBF16PS ignores
+// MXCSR: it treats denormal inputs as zero (bf16 denormals, below 2^-126 in magnitude, count as
+// +-0) and flushes denormal results to zero (a step whose sum falls below 2^-126 gives 0), where
+// the f32 path keeps both. Results differ in the last bits from the f32 path, within the error
+// bound of f32 accumulation that the matmul tests check.
+constexpr int kMR = 14;
+constexpr int kNV = 2;  // 16-lane vectors across a tile
+constexpr int kNR = 16 * kNV;
+constexpr int64_t kKcMax = 128;
+constexpr int64_t kMcPanels = 8;
+constexpr int64_t kNcPanels = 8;
+constexpr int64_t kPackBytes = int64_t{32} << 20;
+
+#define WICK_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,avx2,fma,f16c")))
+
+// c (kMR x kNR f32, row stride ldc) = the tile's sums over kp k-pairs of the packed panels a and
+// b, added to what c holds where `add`.
+WICK_BF16 void tile_kernel(const uint16_t* a, const uint16_t* b, int64_t kp, float* c, int64_t ldc, bool add) {
+  __m512 acc[kMR][kNV];
+#pragma GCC unroll 16
+  for (int r = 0; r < kMR; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < kNV; ++v) acc[r][v] = add ? _mm512_loadu_ps(c + r * ldc + 16 * v) : _mm512_setzero_ps();
+  for (int64_t p = 0; p < kp; ++p) {
+    __m512i bv[kNV];
+#pragma GCC unroll 4
+    for (int v = 0; v < kNV; ++v) bv[v] = _mm512_loadu_si512(b + p * 2 * kNR + 32 * v);
+#pragma GCC unroll 16
+    for (int r = 0; r < kMR; ++r) {
+      int32_t pair;
+      std::memcpy(&pair, a + p * 2 * kMR + 2 * r, 4);
+      const __m512i av = _mm512_set1_epi32(pair);
+#pragma GCC unroll 4
+      for (int v = 0; v < kNV; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)av, (__m512bh)bv[v]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < kMR; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < kNV; ++v) _mm512_storeu_ps(c + r * ldc + 16 * v, acc[r][v]);
+}
+
+// The first mr x nr sums of the tile c (row stride ldc) rounded into d (strides rs, cs), as
+// bf16::from_f32: to nearest even, NaN quieted.
+WICK_BF16 void store_tile(const float* c, int64_t ldc, int64_t mr, int64_t nr, bf16* d, int64_t rs, int64_t cs) {
+  if (cs != 1) {
+    for (int64_t r = 0; r < mr; ++r)
+      for (int64_t j = 0; j < nr; ++j) d[r * rs + j * cs] = bf16(c[r * ldc + j]);
+    return;
+  }
+  const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
+  const __m512i half = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1), quiet = _mm512_set1_epi32(0x40);
+  for (int64_t r = 0; r < mr; ++r)
+    for (int64_t j = 0; j < nr; j += 16) {
+      const __mmask16 keep = static_cast<__mmask16>(nr - j >= 16 ? 0xffff : (1u << (nr - j)) - 1);
+      const __m512i u = _mm512_castps_si512(_mm512_loadu_ps(c + r * ldc + j));
+      const __m512i hi = _mm512_srli_epi32(u, 16);
+      const __m512i bias = _mm512_add_epi32(half, _mm512_and_si512(hi, one));
+      const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(u, bias), 16);
+      const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, abs_mask), inf);
+      const __m512i out = _mm512_mask_mov_epi32(rounded, nan, _mm512_or_si512(hi, quiet));
+      _mm256_mask_storeu_epi16(&d[r * rs + j].bits, keep, _mm512_cvtepi32_epi16(out));
+    }
+}
+
+// Packs a panel of R lanes (rows of a, columns of b) for the kernel: out[(p * R + l) * 2 + s] =
+// element (l, 2p + s), which is src[l * sl + i * sk] for lane l < lanes and i < k, else 0.
+template <int R>
+WICK_BF16 void pack_panel(const uint16_t* src, int64_t lanes, int64_t k, int64_t sl, int64_t sk, uint16_t* out) {
+  static_assert(R <= 32, "one 32-lane vector of 16-bit elements per k");
+  const int64_t kp = (k + 1) / 2, k2 = k / 2;
+  if (sl == 1 || lanes == 1) {
+    // Lanes adjacent: the lanes of elements 2p and 2p + 1 interleaved, by two permutes.
+    alignas(64) static constexpr uint16_t kLo[32] = {0, 32, 1, 33, 2,  34, 3,  35, 4,  36, 5,  37, 6,  38, 7,  39,
+                                                     8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
+    const __m512i lo_idx = _mm512_load_si512(kLo), hi_idx = _mm512_add_epi16(lo_idx, _mm512_set1_epi16(16));
+    const __mmask32 in = static_cast<__mmask32>(lanes >= 32 ? ~0u : (1u << lanes) - 1);
+    const __mmask32 out_lo = static_cast<__mmask32>(R >= 16 ? ~0u : (1u << (2 * R)) - 1);
+    const __mmask32 out_hi = static_cast<__mmask32>(R <= 16 ? 0u : R >= 32 ? ~0u : (1u << (2 * (R - 16))) - 1);
+    for (int64_t p = 0; p < kp; ++p) {
+      const __m512i x = _mm512_maskz_loadu_epi16(in, src + 2 * p * sk);
+      const __m512i y = p < k2 ? _mm512_maskz_loadu_epi16(in, src + (2 * p + 1) * sk) : _mm512_setzero_si512();
+      _mm512_mask_storeu_epi16(out + p * 2 * R, out_lo, _mm512_permutex2var_epi16(x, lo_idx, y));
+      if (R > 16) _mm512_mask_storeu_epi16(out + p * 2 * R + 32, out_hi, _mm512_permutex2var_epi16(x, hi_idx, y));
+    }
+    return;
+  }
+  std::memset(out, 0, static_cast<size_t>(kp * 2 * R) * sizeof(uint16_t));
+  for (int64_t l = 0; l < lanes; ++l) {
+    const uint16_t* s = src + l * sl;
+    uint16_t* o = out + 2 * l;
+    if (sk == 1) {  // pairs adjacent: 32-bit copies
+      for (int64_t p = 0; p < k2; ++p) std::memcpy(o + p * 2 * R, s + 2 * p, 4);
+    } else {
+      for (int64_t p = 0; p < k2; ++p) {
+        o[p * 2 * R] = s[2 * p * sk];
+        o[p * 2 * R + 1] = s[(2 * p + 1) * sk];
+      }
+    }
+    if (k2 < kp) o[k2 * 2 * R] = s[2 * k2 * sk];
+  }
+}
+
+template <class T>
+MatRef<T> transposed(const MatRef<T>& m) {
+  return {m.p, m.cols, m.rows, m.cs, m.rs};
+}
+
+const uint16_t* bits_of(const bf16* p) { return &p->bits; }
+
+// A group of products: each product's c and the slots of its a and b among the group's distinct
+// operands (packed once each).
+struct Group {
+  std::vector<MatRef<bf16>> cs;
+  std::vector<int64_t> a_slot, b_slot;
+  std::vector<MatRef<const bf16>> as, bs;
+  std::unordered_map<const bf16*, int64_t> seen_a, seen_b;  // slot by pointer
+};
+
+}  // namespace
+
+void gemm_bf16(int64_t count, const std::function<Bf16Gemm(int64_t)>& product) {
+  if (count <= 0) return;
+  const Bf16Gemm first = product(0);
+  const int64_t m = first.c.rows, n = first.c.cols, k = first.a.cols;
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    for (int64_t bi = 0; bi < count; ++bi) {
+      const MatRef<bf16> c = product(bi).c;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) c.p[i * c.rs + j * c.cs] = bf16(0.0f);
+    }
+    return;
+  }
+  // The kernel writes rows of c with unit stride at best: a c with unit stride down its columns
+  // instead is computed as c^T = b^T a^T.
+  if (first.c.cs != 1 && first.c.rs == 1 && n > 1) {
+    return gemm_bf16(count, [&](int64_t i) {
+      const Bf16Gemm g = product(i);
+      return Bf16Gemm{transposed(g.b), transposed(g.a), transposed(g.c)};
+    });
+  }
+  const int64_t kp = (k + 1) / 2;
+  const int64_t mpan = (m + kMR - 1) / kMR, npan = (n + kNR - 1) / kNR;
+  const int64_t a_elems = mpan * kp * 2 * kMR, b_elems = npan * kp * 2 * kNR;  // one packed operand
+  const int64_t nkc = (kp + kKcMax - 1) / kKcMax, kcp = (kp + nkc - 1) / nkc;
+  const int64_t mblocks = (mpan + kMcPanels - 1) / kMcPanels;
+  // The slot of the operand at p among a group's distinct ones so far, -1 if it is new (a repeat of
+  // the last product's operand, as under a broadcast batch dim, needs no lookup).
+  auto find = [](const auto& seen, const auto& list, const auto& slots, const bf16* p) -> int64_t {
+    if (!slots.empty() && list[static_cast<size_t>(slots.back())].p == p) return slots.back();
+    const auto it = seen.find(p);
+    return it == seen.end() ? -1 : it->second;
+  };
+  for (int64_t b0 = 0; b0 < count;) {
+    // The group: products while the packed operands fit in kPackBytes (at least one).
+    Group g;
+    int64_t elems = 0;
+    for (int64_t bi = b0; bi < count; ++bi) {
+      const Bf16Gemm pr = bi == 0 ? first : product(bi);
+      int64_t sa = find(g.seen_a, g.as, g.a_slot, pr.a.p), sb = find(g.seen_b, g.bs, g.b_slot, pr.b.p);
+      const int64_t more = (sa < 0 ? a_elems : 0) + (sb < 0 ? b_elems : 0);
+      if (!g.cs.empty() && (elems + more) * 2 > kPackBytes) break;
+      elems += more;
+      if (sa < 0) {
+        sa = static_cast<int64_t>(g.as.size());
+        g.seen_a.emplace(pr.a.p, sa);
+        g.as.push_back(pr.a);
+      }
+      if (sb < 0) {
+        sb = static_cast<int64_t>(g.bs.size());
+        g.seen_b.emplace(pr.b.p, sb);
+        g.bs.push_back(pr.b);
+      }
+      g.a_slot.push_back(sa);
+      g.b_slot.push_back(sb);
+      g.cs.push_back(pr.c);
+    }
+    b0 += static_cast<int64_t>(g.cs.size());
+    const int64_t na = static_cast<int64_t>(g.as.size()), nb = static_cast<int64_t>(g.bs.size());
+    const int64_t nprod = static_cast<int64_t>(g.cs.size());
+    const Scratch<uint16_t> packed = scratch<uint16_t>(elems);
+    uint16_t* const pa = packed.get();
+    uint16_t* const pb = pa + na * a_elems;
+    // Pack: the row panels of every a, then the column panels of every b.
+    const int64_t a_units = na * mpan, units = a_units + nb * npan;
+    parallel_for(units, std::max<int64_t>(1, kGrain / (kp * 2 * kNR)), [&](int64_t u0, int64_t u1) {
+      for (int64_t u = u0; u < u1; ++u) {
+        if (u < a_units) {
+          const MatRef<const bf16>& a = g.as[static_cast<size_t>(u / mpan)];
+          const int64_t i0 = u % mpan * kMR;
+          pack_panel<kMR>(bits_of(a.p + i0 * a.rs), std::min<int64_t>(kMR, m - i0), k, a.rs, a.cs,
+                          pa + u * kp * 2 * kMR);
+        } else {
+          const int64_t v = u - a_units;
+          const MatRef<const bf16>& b = g.bs[static_cast<size_t>(v / npan)];
+          const int64_t j0 = v % npan * kNR;
+          pack_panel<kNR>(bits_of(b.p + j0 * b.cs), std::min<int64_t>(kNR, n - j0), k, b.cs, b.rs,
+                          pb + v * kp * 2 * kNR);
+        }
+      }
+    });
+    // Blocks of c: narrower column blocks until the threads have a few blocks each.
+    int64_t ncp = kNcPanels;
+    while (ncp > 1 && nprod * mblocks * ((npan + ncp - 1) / ncp) < 4 * num_threads()) ncp = (ncp + 1) / 2;
+    const int64_t nblocks = (npan + ncp - 1) / ncp;
+    parallel_for(nprod * mblocks * nblocks, 1, [&](int64_t t0, int64_t t1) {
+      // A tile's sums: on the stack for a single k block, else in the block's place in `sums`.
+      alignas(64) float one_tile[kMR * kNR];
+      const int64_t ldc = nkc == 1 ? kNR : std::min(ncp, npan) * kNR;
+      const Scratch<float> sums = nkc == 1 ? Scratch<float>() : scratch<float>(std::min(kMcPanels, mpan) * kMR * ldc);
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t gi = t / (mblocks * nblocks), mb = t / nblocks % mblocks, nbk = t % nblocks;
+        const MatRef<bf16>& c = g.cs[static_cast<size_t>(gi)];
+        const uint16_t* a = pa + g.a_slot[static_cast<size_t>(gi)] * a_elems;
+        const uint16_t* b = pb + g.b_slot[static_cast<size_t>(gi)] * b_elems;
+        const int64_t ip0 = mb * kMcPanels, ip1 = std::min(mpan, ip0 + kMcPanels);
+        const int64_t jp0 = nbk * ncp, jp1 = std::min(npan, jp0 + ncp);
+        for (int64_t p0 = 0; p0 < kp; p0 += kcp) {
+          const int64_t p1 = std::min(kp, p0 + kcp);
+          for (int64_t jp = jp0; jp < jp1; ++jp)
+            for (int64_t ip = ip0; ip < ip1; ++ip) {
+              float* tile = nkc == 1 ? one_tile : sums.get() + (ip - ip0) * kMR * ldc + (jp - jp0) * kNR;
+              tile_kernel(a + (ip * kp + p0) * 2 * kMR, b + (jp * kp + p0) * 2 * kNR, p1 - p0, tile, ldc, p0 > 0);
+              if (p1 == kp) {
+                const int64_t i0 = ip * kMR, j0 = jp * kNR;
+                store_tile(tile, ldc, std::min<int64_t>(kMR, m - i0), std::min<int64_t>(kNR, n - j0),
+                           c.p + i0 * c.rs + j0 * c.cs, c.rs, c.cs);
+              }
+            }
+        }
+      }
+    });
+  }
+}
+
+#else
+// simd::detected() reaches Isa::Avx512Bf16 only on x86-64, so matmul never calls this elsewhere.
+void gemm_bf16(int64_t, const std::function<Bf16Gemm(int64_t)>&) {
+  throw UnsupportedError("gemm_bf16: the bf16 GEMM kernel needs an x86-64 processor with AVX512_BF16");
+}
+#endif
+
+}  // namespace wick::cpu
