@@ -116,6 +116,7 @@ struct Simt {
 };
 
 #if defined(WICK_CONV_SM80)
+// The shared-memory address of p, for PTX.
 __device__ inline unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
 
 // Tensor-core product: warp w of 8 owns pixels 32 * (w % 4) + [0, 32) and output channels
@@ -208,25 +209,19 @@ constexpr int smem_bytes() {
   return tiles > c ? tiles : c;
 }
 
-// 16 bytes from global to shared memory, or 16 zero bytes where !pred (then src is not read).
+// N (4 or 16) bytes from global to shared memory, or N zero bytes where !pred (then src is not read).
 // With cp.async the copy completes in the background: commit() closes a step's group of copies and
 // wait<N>() waits until at most N of the thread's groups are still in flight. Elsewhere it is a
 // load and a store, and commit / wait do nothing.
-__device__ inline void copy16(void* dst, const void* src, bool pred) {
+template <int N>
+__device__ inline void copy_async(void* dst, const void* src, bool pred) {
+  static_assert(N == 4 || N == 16, "cp.async.ca copies 4, 8 or 16 bytes");
 #if defined(WICK_CONV_SM80)
-  const auto d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(pred ? 16 : 0));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem_addr(dst)), "l"(src), "n"(N),
+               "r"(pred ? N : 0));
 #else
-  *static_cast<Raw*>(dst) = pred ? *static_cast<const Raw*>(src) : Raw{0, 0, 0, 0};
-#endif
-}
-// The same for 4 bytes.
-__device__ inline void copy4(void* dst, const void* src, bool pred) {
-#if defined(WICK_CONV_SM80)
-  const auto d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(pred ? 4 : 0));
-#else
-  *static_cast<uint32_t*>(dst) = pred ? *static_cast<const uint32_t*>(src) : 0u;
+  using U = std::conditional_t<N == 16, Raw, uint32_t>;
+  *static_cast<U*>(dst) = pred ? *static_cast<const U*>(src) : U{};
 #endif
 }
 __device__ inline void commit() {
@@ -317,9 +312,9 @@ __global__ void __launch_bounds__(Product<T>::kThreads, Product<T>::kBlocksPerSm
         const T* const src = in ? xa + (cur.i * tap_h + cur.j * tap_w + cur.c * a.x_c) : x;
         if (sizeof(T) == 4 && a.x_c != 1) {  // f32 channels a plane apart: V loads of 4 bytes
 #pragma unroll
-          for (int e = 0; e < V; ++e) copy4(at + r * V + e, src + (in ? e * a.x_c : 0), in);
+          for (int e = 0; e < V; ++e) copy_async<4>(at + r * V + e, src + (in ? e * a.x_c : 0), in);
         } else {
-          copy16(at + r * V, src, in);
+          copy_async<16>(at + r * V, src, in);
         }
       }
       cur.next(a);
@@ -331,7 +326,7 @@ __global__ void __launch_bounds__(Product<T>::kThreads, Product<T>::kBlocksPerSm
       const int k = step * BK + kb;
       if (vec_w) {
         const bool in = k < a.kg && n0 + cb < a.cog;
-        copy16(bt, in ? wg + static_cast<int64_t>(k) * a.cog + cb : wt, in);
+        copy_async<16>(bt, in ? wg + static_cast<int64_t>(k) * a.cog + cb : wt, in);
       } else {
 #pragma unroll
         for (int c = 0; c < V; ++c)
