@@ -301,6 +301,47 @@ TEST(GpuConv, ImplicitGemmShapes) {
     }
 }
 
+TEST(GpuConv, WinogradShapes) {
+  // f32 3x3 at stride 1 with at least 16 input and 48 output channels per group: the Winograd kernel
+  // (Note [GPU Winograd conv]). Odd output sizes (partial 2x2 tiles), input channels not a multiple of
+  // its 8-channel steps, output channels over one 64-channel tile, groups, padding 0 to 2 and
+  // asymmetric, inputs and weights in other layouts, transposed convolutions at stride 1 (flipped taps).
+  WICK_REQUIRE_GPU(devs);
+  const DType t = DType::F32;
+  for (const Device& d : devs) {
+    const Tensor x = randu({2, 20, 13, 11}, t), w = randu({100, 20, 3, 3}, t);
+    Conv2dParams p;
+    p.padding = {1, 1};
+    expect_close(x.to(d).conv2d(w.to(d), p), x.conv2d(w, p), 180, "100 channels, odd sizes");
+    // weights as a permuted view
+    const Tensor wv = randu({3, 3, 20, 100}, t).permute({3, 2, 0, 1});
+    expect_close(x.to(d).conv2d(wv.to(d), p), x.conv2d(wv, p), 180, "permuted weights");
+    const Tensor xg = randu({3, 32, 9, 10}, t), wg = randu({96, 16, 3, 3}, t);
+    Conv2dParams pg;
+    pg.padding = {0, 2};
+    pg.groups = 2;
+    expect_close(xg.to(d).conv2d(wg.to(d), pg), xg.conv2d(wg, pg), 144, "groups, padding 0 / 2");
+    // NHWC storage seen as NCHW, padding 2 (an output larger than the input)
+    const Tensor xs = randu({2, 7, 9, 24}, t), ws = randu({64, 24, 3, 3}, t);
+    Conv2dParams p2;
+    p2.padding = {2, 2};
+    expect_close(xs.to(d).permute({0, 3, 1, 2}).conv2d(ws.to(d), p2), xs.permute({0, 3, 1, 2}).conv2d(ws, p2), 216,
+                 "channels-last input");
+    // a channel slice with H and W swapped
+    const Tensor xv = randu({2, 70, 10, 12}, t), wc = randu({64, 64, 3, 3}, t);
+    auto view = [](const Tensor& v) { return v.narrow(1, 3, 64).transpose(2, 3); };
+    expect_close(view(xv.to(d)).conv2d(wc.to(d), p), view(xv).conv2d(wc, p), 576, "view input");
+    // transposed at stride 1, padding 0, 1 and 2
+    const Tensor xt = randu({2, 48, 10, 7}, t), wt = randu({48, 56, 3, 3}, t);
+    for (const int64_t pad : {0, 1, 2}) {
+      Conv2dParams pt;
+      pt.padding = {pad, 2 - pad};
+      expect_close(xt.to(d).conv_transpose2d(wt.to(d), pt), xt.conv_transpose2d(wt, pt), 432,
+                   "transposed, padding " + std::to_string(pad));
+    }
+  }
+}
+
 TEST(GpuConv, ColumnBuffersPastTheChunkLimit) {
   WICK_REQUIRE_GPU(devs);
   for (const Device& d : devs) {

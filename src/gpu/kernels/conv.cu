@@ -1,4 +1,5 @@
-// Convolutions on the GPU: an implicit GEMM (Note [GPU implicit GEMM conv] in conv_implicit.cu) or
+// Convolutions on the GPU: Winograd F(2x2, 3x3) for f32 3x3 ones at stride 1 (Note [GPU Winograd
+// conv] in conv_winograd.cu), an implicit GEMM (Note [GPU implicit GEMM conv] in conv_implicit.cu) or
 // im2col + GEMM (forward, and transposed at stride 1: Note [GPU transposed conv at stride 1]), and
 // GEMM + col2im (transposed at larger strides), the explicit GEMMs through the BLAS shim. Same
 // semantics as src/cpu/conv.cpp, with the index math of src/backend/conv_math.h; the 1-d ops run as
@@ -13,13 +14,16 @@
 // dtypes]); transposed GEMMs write f32 (f64 for f64) columns which col2im sums and rounds once,
 // writing dst in any layout. im2col reads x in any layout and widens f8e4m3 to f16 on the way.
 #include <algorithm>
+#include <climits>
 #include <cstdint>
+#include <cstdlib>
 #include <type_traits>
 
 #include "backend/conv_geom.h"
 #include "cpu/dispatch.h"
 #include "gpu/gpu_backend.h"
 #include "gpu/kernels/conv_implicit.h"
+#include "gpu/kernels/conv_winograd.h"
 #include "gpu/kernels/map.cuh"
 #include "gpu/kernels/matmul.h"
 
@@ -338,6 +342,44 @@ bool conv_implicit_gemm(GpuBackend& be, const kern::LaunchCtx& ctx, const Tensor
   return true;
 }
 
+// The Winograd path (Note [GPU Winograd conv] in conv_winograd.cu) for f32 3x3 convolutions at
+// stride 1 and dilation 1, or -1 (a transposed convolution at stride 1: the taps flipped, the
+// padding grown by 2), where the channels fill its tiles: at least 16 input and 48 output channels
+// per group (its blocks compute 64 output channels). Else false.
+bool conv_winograd(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& x, const TensorArg& w5,
+                   const TensorArg& dst, const Geom& g) {
+  const int64_t cg = g.c_in / g.groups, cog = g.c_out / g.groups;
+  if (x.dtype != DType::F32 || w5.dtype != DType::F32 || g.kh != 3 || g.kw != 3 || g.sh != 1 || g.sw != 1 ||
+      std::abs(g.dh) != 1 || std::abs(g.dw) != 1 || cg < 16 || cog < 48)
+    return false;
+  const Strides4 xs = strides4(x);
+  const int64_t ph = g.dh < 0 ? g.ph + 2 : g.ph, pw = g.dw < 0 ? g.pw + 2 : g.pw;
+  for (const int64_t v : {g.h, g.w, g.oh, g.ow, ph, pw, xs.h, xs.w, cg, cog, g.groups})
+    if (std::abs(v) > INT32_MAX) return false;
+  auto i32 = [](int64_t v) { return static_cast<int>(v); };
+  const kern::WinogradConv a{g.n,     xs.n,     xs.c,    i32(xs.h), i32(xs.w),     i32(g.h), i32(g.w),
+                             i32(g.oh), i32(g.ow), i32(ph), i32(pw),   i32(g.groups), i32(cg),  i32(cog)};
+  if (!kern::winograd_conv_fits(a, ctx.shared_per_block)) return false;
+  // w5 [groups, cog, cg, kh, kw]; flipped taps where the dilation is -1.
+  const Strides& ws = w5.layout.strides();
+  kern::WinogradWeights wt{static_cast<const float*>(w5.data) + w5.layout.offset(),
+                           {ws[0], ws[1], ws[2], ws[3], ws[4]}};
+  if (g.dh < 0) {
+    wt.p += 2 * ws[3];
+    wt.s[3] = -ws[3];
+  }
+  if (g.dw < 0) {
+    wt.p += 2 * ws[4];
+    wt.s[4] = -ws[4];
+  }
+  kern::Scratch ho;
+  const TensorArg oc = contiguous_output(be, dst, DType::F32, ho);
+  kern::conv_winograd(ctx, be, static_cast<const float*>(x.data) + x.layout.offset(), wt,
+                      static_cast<float*>(oc.data) + oc.layout.offset(), a);
+  if (oc.data != dst.data) kern::cast(ctx, oc, dst);
+  return true;
+}
+
 // dst = conv(x, w) with geometry g (which may carry the negative paddings and dilations of a
 // transposed convolution, Note [GPU transposed conv at stride 1]); w5 is the weights as
 // [groups, c_out/groups, c_in/groups, kh, kw] in any layout.
@@ -355,7 +397,7 @@ void conv_gemm(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& x, c
   // plane can still be larger: a transposed conv's output_padding.)
   const bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 &&
                          g.oh == g.h && g.ow == g.w && x.dtype == in_t && plane_ld(x) > 0;
-  if (!pointwise && conv_implicit_gemm(be, ctx, x, w5, dst, g)) return;
+  if (!pointwise && (conv_winograd(be, ctx, x, w5, dst, g) || conv_implicit_gemm(be, ctx, x, w5, dst, g))) return;
   kern::Scratch hw, ho, hcol;
   // Weights as a row-major [c_out, kg] matrix.
   const TensorArg wc = w5.dtype == in_t && w5.layout.is_contiguous() ? w5 : contiguous_copy(be, ctx, w5, in_t, hw);

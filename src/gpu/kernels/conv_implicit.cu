@@ -35,12 +35,9 @@
 #include <type_traits>
 
 #include "cpu/dispatch.h"
+#include "gpu/kernels/async_copy.cuh"
 #include "gpu/kernels/conv_implicit.h"
 #include "gpu/kernels/map.cuh"
-
-#if defined(WICK_GPU_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-#define WICK_CONV_SM80 1
-#endif
 
 namespace wick::WICK_GPU_NS::kern {
 
@@ -50,8 +47,6 @@ constexpr int kBM = 128, kBN = kImplicitConvChannels, kLdC = kBM + 4;
 constexpr int kVecs = 4;      // 16-byte vectors of K per pixel and step: BK = 4 vectors
 constexpr int kStages = 3;    // shared-memory stages: steps s + 1 and s + 2 load while s multiplies
 constexpr int kMaxTaps = 31;  // taps per pixel mask
-
-using Raw = uint4;  // 16 bytes, moved as they are
 
 // Threads of a block: the same for every target of a build (the host launches with it), so it
 // depends on the element type only. f32 has the FMA product's 8 x 8 tiles; 16-bit types the tensor
@@ -115,10 +110,7 @@ struct Simt {
   };
 };
 
-#if defined(WICK_CONV_SM80)
-// The shared-memory address of p, for PTX.
-__device__ inline unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
-
+#if defined(WICK_GPU_SM80)
 // Tensor-core product: warp w of 8 owns pixels 32 * (w % 4) + [0, 32) and output channels
 // 32 * (w / 4) + [0, 32): per 16 k, two 16 x 16 A fragments and four 16 x 8 B fragments loaded with
 // ldmatrix (B transposed on the way, as its tile is [k][channel]) feed eight m16n8k16 MMAs with f32
@@ -207,33 +199,6 @@ constexpr int smem_bytes() {
   constexpr int tiles = kStages * (kBM * P::kLdA + P::kBK * P::kLdB) * static_cast<int>(sizeof(T));
   constexpr int c = kBN * kLdC * static_cast<int>(sizeof(float));
   return tiles > c ? tiles : c;
-}
-
-// N (4 or 16) bytes from global to shared memory, or N zero bytes where !pred (then src is not read).
-// With cp.async the copy completes in the background: commit() closes a step's group of copies and
-// wait<N>() waits until at most N of the thread's groups are still in flight. Elsewhere it is a
-// load and a store, and commit / wait do nothing.
-template <int N>
-__device__ inline void copy_async(void* dst, const void* src, bool pred) {
-  static_assert(N == 4 || N == 16, "cp.async.ca copies 4, 8 or 16 bytes");
-#if defined(WICK_CONV_SM80)
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem_addr(dst)), "l"(src), "n"(N),
-               "r"(pred ? N : 0));
-#else
-  using U = std::conditional_t<N == 16, Raw, uint32_t>;
-  *static_cast<U*>(dst) = pred ? *static_cast<const U*>(src) : U{};
-#endif
-}
-__device__ inline void commit() {
-#if defined(WICK_CONV_SM80)
-  asm volatile("cp.async.commit_group;\n" ::);
-#endif
-}
-template <int N>
-__device__ inline void wait() {
-#if defined(WICK_CONV_SM80)
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-#endif
 }
 
 // Where a 16-byte vector of the group's K lies: tap t = i * kw + j, channel c. next() moves it on by one
