@@ -1,10 +1,12 @@
-// The bf16 GEMM of src/cpu/gemm_bf16.cpp (Note [bf16 GEMM]) against f64: directly on strided
-// matrices, and through matmul at every vector level this processor runs (below Avx512Bf16, the
-// operands are widened to f32 for OpenBLAS).
+// The bf16 GEMM of src/cpu/gemm_bf16.cpp (Note [bf16 GEMM], Note [AMX GEMM]) against f64: directly
+// on strided matrices with each of its kernels this processor runs (VDPBF16PS at Avx512Bf16, AMX
+// tiles at Amx), and through matmul at every vector level (below Avx512Bf16, the operands are
+// widened to f32 for OpenBLAS).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <random>
 #include <string>
@@ -14,6 +16,7 @@
 #include "cpu/gemm.h"
 #include "cpu/simd.h"
 #include "tests/test_util.h"
+#include "wick/error.h"
 #include "wick/scalar_types.h"
 #include "wick/tensor.h"
 
@@ -22,7 +25,15 @@ namespace {
 
 namespace simd = cpu::simd;
 
-bool has_bf16_gemm() { return simd::detected() >= simd::Isa::Avx512Bf16; }
+// The levels with a bf16 GEMM kernel (Avx512Bf16, Amx) that this processor reaches.
+std::vector<simd::Isa> gemm_levels() {
+  std::vector<simd::Isa> v;
+  for (simd::Isa isa : {simd::Isa::Avx512Bf16, simd::Isa::Amx})
+    if (isa <= simd::detected()) v.push_back(isa);
+  return v;
+}
+constexpr const char* kNoGemm =
+    "no bf16 GEMM level on this cpu (AVX512_BF16 on AMD, or AMX with the OS's permission: simd.cpp detect())";
 
 // Where an r x c matrix's elements lie: element (i, j) at i * rs + j * cs.
 struct Layout2 {
@@ -50,19 +61,22 @@ std::vector<bf16> random_bf16(int64_t n, std::mt19937& rng) {
   return v;
 }
 
-// c = a @ b through gemm_bf16 for one product, a, b and c laid out as la, lb, lc, against the
-// f64 product (the bound of expect_product_close); the elements of c's buffer outside c keep
-// their value.
-void check_gemm(int64_t m, int64_t n, int64_t k, const Layout2& la, const Layout2& lb, const Layout2& lc,
+// c = a @ b through gemm_bf16 at level isa for one product, a, b and c laid out as la, lb, lc,
+// against the f64 product (the bound of expect_product_close); the elements of c's buffer outside
+// c keep their value.
+void check_gemm(int64_t m, int64_t n, int64_t k, const Layout2& la, const Layout2& lb, const Layout2& lc, simd::Isa isa,
                 std::mt19937& rng) {
   SCOPED_TRACE("m " + std::to_string(m) + " n " + std::to_string(n) + " k " + std::to_string(k) + ", a " + la.name +
                ", b " + lb.name + ", c " + lc.name);
   const std::vector<bf16> a = random_bf16(la.size(m, k), rng), b = random_bf16(lb.size(k, n), rng);
   std::vector<bf16> c(static_cast<size_t>(lc.size(m, n)), bf16(7.0f));
-  cpu::gemm_bf16(1, [&](int64_t) {
-    return cpu::Bf16Gemm{
-        {a.data(), m, k, la.rs, la.cs}, {b.data(), k, n, lb.rs, lb.cs}, {c.data(), m, n, lc.rs, lc.cs}};
-  });
+  cpu::gemm_bf16(
+      1,
+      [&](int64_t) {
+        return cpu::Bf16Gemm{
+            {a.data(), m, k, la.rs, la.cs}, {b.data(), k, n, lb.rs, lb.cs}, {c.data(), m, n, lc.rs, lc.cs}};
+      },
+      isa);
   std::vector<bool> inside(c.size(), false);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
@@ -86,74 +100,110 @@ void check_gemm(int64_t m, int64_t n, int64_t k, const Layout2& la, const Layout
   }
 }
 
-// Sizes that are no multiple of the tile (14 x 32), of the vector width or of the k block (128
-// pairs), every layout of each operand at least once.
+// Sizes that are no multiple of the tiles (14 x 32, and 32 x 32 of 16 k-pairs for AMX), of the
+// vector width or of the k block (128 pairs), and some that are, every layout of each operand at
+// least once, with each kernel.
 TEST(CpuBf16Matmul, GemmSizesAndLayoutsAgainstF64) {
-  if (!has_bf16_gemm()) GTEST_SKIP() << "no bf16 GEMM level on this cpu (AMD with AVX512_BF16, simd.cpp detect())";
-  std::mt19937 rng(11);
-  const int64_t sizes[] = {1, 3, 17, 33, 100, 257};
-  int turn = 0;
-  for (int64_t m : sizes)
-    for (int64_t n : sizes)
-      for (int64_t k : sizes) {
-        const std::vector<Layout2> la = layouts(m, k), lb = layouts(k, n), lc = layouts(m, n);
-        const size_t t = static_cast<size_t>(turn++);
-        check_gemm(m, n, k, la[t % la.size()], lb[t / la.size() % lb.size()], lc[t / 3 % lc.size()], rng);
-        if (::testing::Test::HasFatalFailure()) return;
-      }
-  // larger, with several k blocks, and each operand column-major
-  check_gemm(300, 500, 700, {"row-major", 700, 1}, {"row-major", 500, 1}, {"row-major", 500, 1}, rng);
-  check_gemm(300, 500, 700, {"column-major", 1, 300}, {"column-major", 1, 700}, {"column-major", 1, 300}, rng);
+  if (gemm_levels().empty()) GTEST_SKIP() << kNoGemm;
+  for (simd::Isa isa : gemm_levels()) {
+    SCOPED_TRACE(simd::isa_name(isa));
+    std::mt19937 rng(11);
+    const int64_t sizes[] = {1, 3, 15, 17, 31, 32, 33, 100, 257};
+    int turn = 0;
+    for (int64_t m : sizes)
+      for (int64_t n : sizes)
+        for (int64_t k : sizes) {
+          const std::vector<Layout2> la = layouts(m, k), lb = layouts(k, n), lc = layouts(m, n);
+          const size_t t = static_cast<size_t>(turn++);
+          check_gemm(m, n, k, la[t % la.size()], lb[t / la.size() % lb.size()], lc[t / 3 % lc.size()], isa, rng);
+          if (::testing::Test::HasFatalFailure()) return;
+        }
+    // larger, with several k blocks and row panels, and each operand column-major
+    check_gemm(300, 500, 700, {"row-major", 700, 1}, {"row-major", 500, 1}, {"row-major", 500, 1}, isa, rng);
+    check_gemm(300, 500, 700, {"column-major", 1, 300}, {"column-major", 1, 700}, {"column-major", 1, 300}, isa, rng);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
 }
 
 // Products that share operands (pointers repeat: broadcast batches) are packed once and still
 // give each product its own result, as do products packed in several groups; k == 0 writes zeros.
 TEST(CpuBf16Matmul, GemmBatchesSharedOperandsAndEmptyK) {
-  if (!has_bf16_gemm()) GTEST_SKIP() << "no bf16 GEMM level on this cpu (AMD with AVX512_BF16, simd.cpp detect())";
+  if (gemm_levels().empty()) GTEST_SKIP() << kNoGemm;
   std::mt19937 rng(12);
   const int64_t m = 37, n = 45, k = 70, count = 6;
   const std::vector<bf16> a = random_bf16(2 * m * k, rng), b = random_bf16(3 * k * n, rng);
-  std::vector<bf16> c(static_cast<size_t>(count * m * n));
-  // product i: a[i % 2] @ b[i % 3]
-  cpu::gemm_bf16(count, [&](int64_t i) {
-    return cpu::Bf16Gemm{{a.data() + i % 2 * m * k, m, k, k, 1},
-                         {b.data() + i % 3 * k * n, k, n, n, 1},
-                         {c.data() + i * m * n, m, n, n, 1}};
-  });
-  for (int64_t i = 0; i < count; ++i) {
-    std::vector<bf16> one(static_cast<size_t>(m * n));
-    cpu::gemm_bf16(1, [&](int64_t) {
-      return cpu::Bf16Gemm{
-          {a.data() + i % 2 * m * k, m, k, k, 1}, {b.data() + i % 3 * k * n, k, n, n, 1}, {one.data(), m, n, n, 1}};
-    });
-    for (int64_t e = 0; e < m * n; ++e)
-      ASSERT_EQ(c[static_cast<size_t>(i * m * n + e)].bits, one[static_cast<size_t>(e)].bits)
-          << "product " << i << " element " << e;
-  }
   // Products whose packed operands exceed the group limit (32 MiB: 3 of these b per group) run in
   // several groups, with the same results.
   const int64_t bk = 1024, bn = 4096, nbig = 5;
   const std::vector<bf16> big_b = random_bf16(nbig * bk * bn, rng), small_a = random_bf16(3 * bk, rng);
-  std::vector<bf16> big_c(static_cast<size_t>(nbig * 3 * bn)), one_c(static_cast<size_t>(3 * bn));
-  cpu::gemm_bf16(nbig, [&](int64_t i) {
-    return cpu::Bf16Gemm{{small_a.data(), 3, bk, bk, 1},
-                         {big_b.data() + i * bk * bn, bk, bn, bn, 1},
-                         {big_c.data() + i * 3 * bn, 3, bn, bn, 1}};
-  });
-  for (int64_t i = 0; i < nbig; ++i) {
-    cpu::gemm_bf16(1, [&](int64_t) {
-      return cpu::Bf16Gemm{
-          {small_a.data(), 3, bk, bk, 1}, {big_b.data() + i * bk * bn, bk, bn, bn, 1}, {one_c.data(), 3, bn, bn, 1}};
+  for (simd::Isa isa : gemm_levels()) {
+    SCOPED_TRACE(simd::isa_name(isa));
+    auto gemm = [&](int64_t products, const std::function<cpu::Bf16Gemm(int64_t)>& product) {
+      cpu::gemm_bf16(products, product, isa);
+    };
+    std::vector<bf16> c(static_cast<size_t>(count * m * n));
+    // product i: a[i % 2] @ b[i % 3]
+    gemm(count, [&](int64_t i) {
+      return cpu::Bf16Gemm{{a.data() + i % 2 * m * k, m, k, k, 1},
+                           {b.data() + i % 3 * k * n, k, n, n, 1},
+                           {c.data() + i * m * n, m, n, n, 1}};
     });
-    for (int64_t e = 0; e < 3 * bn; ++e)
-      ASSERT_EQ(big_c[static_cast<size_t>(i * 3 * bn + e)].bits, one_c[static_cast<size_t>(e)].bits)
-          << "large product " << i << " element " << e;
+    for (int64_t i = 0; i < count; ++i) {
+      std::vector<bf16> one(static_cast<size_t>(m * n));
+      gemm(1, [&](int64_t) {
+        return cpu::Bf16Gemm{
+            {a.data() + i % 2 * m * k, m, k, k, 1}, {b.data() + i % 3 * k * n, k, n, n, 1}, {one.data(), m, n, n, 1}};
+      });
+      for (int64_t e = 0; e < m * n; ++e)
+        ASSERT_EQ(c[static_cast<size_t>(i * m * n + e)].bits, one[static_cast<size_t>(e)].bits)
+            << "product " << i << " element " << e;
+    }
+    std::vector<bf16> big_c(static_cast<size_t>(nbig * 3 * bn)), one_c(static_cast<size_t>(3 * bn));
+    gemm(nbig, [&](int64_t i) {
+      return cpu::Bf16Gemm{{small_a.data(), 3, bk, bk, 1},
+                           {big_b.data() + i * bk * bn, bk, bn, bn, 1},
+                           {big_c.data() + i * 3 * bn, 3, bn, bn, 1}};
+    });
+    for (int64_t i = 0; i < nbig; ++i) {
+      gemm(1, [&](int64_t) {
+        return cpu::Bf16Gemm{
+            {small_a.data(), 3, bk, bk, 1}, {big_b.data() + i * bk * bn, bk, bn, bn, 1}, {one_c.data(), 3, bn, bn, 1}};
+      });
+      for (int64_t e = 0; e < 3 * bn; ++e)
+        ASSERT_EQ(big_c[static_cast<size_t>(i * 3 * bn + e)].bits, one_c[static_cast<size_t>(e)].bits)
+            << "large product " << i << " element " << e;
+    }
+    std::vector<bf16> z(static_cast<size_t>(m * n), bf16(7.0f));
+    gemm(1, [&](int64_t) {
+      return cpu::Bf16Gemm{{a.data(), m, 0, 1, 1}, {b.data(), 0, n, 1, 1}, {z.data(), m, n, n, 1}};
+    });
+    for (const bf16& x : z) ASSERT_EQ(x.bits, bf16(0.0f).bits);
   }
-  std::vector<bf16> z(static_cast<size_t>(m * n), bf16(7.0f));
-  cpu::gemm_bf16(1, [&](int64_t) {
-    return cpu::Bf16Gemm{{a.data(), m, 0, 1, 1}, {b.data(), 0, n, 1, 1}, {z.data(), m, n, n, 1}};
-  });
-  for (const bf16& x : z) ASSERT_EQ(x.bits, bf16(0.0f).bits);
+}
+
+// gemm_bf16 refuses the levels without a kernel and those above this processor's.
+TEST(CpuBf16Matmul, GemmRejectsLevelsWithoutAKernel) {
+  const bf16 one(1.0f);
+  bf16 out(0.0f);
+  auto gemm_at = [&](simd::Isa isa) {
+    cpu::gemm_bf16(
+        1,
+        [&](int64_t) {
+          return cpu::Bf16Gemm{{&one, 1, 1, 1, 1}, {&one, 1, 1, 1, 1}, {&out, 1, 1, 1, 1}};
+        },
+        isa);
+  };
+  EXPECT_THROW(gemm_at(simd::Isa::Avx512), UnsupportedError);
+  for (simd::Isa isa : {simd::Isa::Avx512Bf16, simd::Isa::Amx}) {
+    SCOPED_TRACE(simd::isa_name(isa));
+    if (isa > simd::detected()) {
+      EXPECT_THROW(gemm_at(isa), UnsupportedError);
+    } else {
+      out = bf16(0.0f);
+      gemm_at(isa);
+      EXPECT_EQ(out.bits, one.bits);
+    }
+  }
 }
 
 // a @ b at level isa through cpu::matmul_at (operands of rank 2 or more).
@@ -167,8 +217,9 @@ Tensor matmul_at(const Tensor& a, const Tensor& b, simd::Isa isa) {
   return c;
 }
 
-// matmul of bf16 at every level: the bf16 GEMM at Avx512Bf16, widening below; batches, broadcast
-// batches, transposed and sliced operands, a large product, zero sizes and k == 0.
+// matmul of bf16 at every level: the bf16 GEMM at Avx512Bf16 (VDPBF16PS) and Amx (tiles), widening
+// below; batches, broadcast batches, transposed and sliced operands, a large product, zero sizes
+// and k == 0.
 TEST(CpuBf16Matmul, EveryLevelAgainstF64) {
   auto randu = [](const Shape& s) { return Tensor::rand_uniform(s, DType::F32, -1, 1).to_dtype(DType::BF16); };
   const Tensor a3 = randu({3, 33, 100}), b3 = randu({3, 100, 17}), b1 = randu({100, 17});
@@ -197,7 +248,7 @@ TEST(CpuBf16Matmul, EveryLevelAgainstF64) {
   }
 }
 
-// Forward bf16 convolutions run im2col and the bf16 GEMM at Avx512Bf16 (conv.cpp): against the
+// Forward bf16 convolutions run im2col and the bf16 GEMM from Avx512Bf16 up (conv.cpp): against the
 // same inputs in f64 on whatever level is active, with groups, strides, dilation, a 1x1 kernel read
 // in place, an odd number of terms and a channels-last input.
 TEST(CpuBf16Matmul, Conv2dAgainstF64) {
@@ -224,8 +275,9 @@ TEST(CpuBf16Matmul, Conv2dAgainstF64) {
   }
 }
 
-// VDPBF16PS treats denormal inputs as zero and flushes denormal sums to zero (Note [bf16 GEMM]);
-// the widening path keeps both. Infinities and NaN propagate on both.
+// VDPBF16PS and TDPBF16PS treat denormal inputs as zero and flush denormal sums to zero (Note
+// [bf16 GEMM], Note [AMX GEMM]); the widening path keeps both. Infinities and NaN propagate on all
+// (with AMX through the zeros that pad k to 32 in both operands: no 0 * inf).
 TEST(CpuBf16Matmul, DenormalsInfAndNaN) {
   const float d = std::ldexp(1.f, -130);  // a bf16 denormal
   const float inf = std::numeric_limits<float>::infinity();

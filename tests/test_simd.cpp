@@ -67,7 +67,7 @@ std::vector<float> narrowing_inputs() {
 TEST(CpuSimd, ReportsLevels) {
   std::printf("cpu simd: detected %s, active %s\n", simd::isa_name(simd::detected()), simd::isa_name(simd::active()));
   EXPECT_LE(static_cast<int>(simd::active()), static_cast<int>(simd::detected()));
-  for (simd::Isa isa : {simd::Isa::Avx512, simd::Isa::Avx512Bf16}) {
+  for (simd::Isa isa : {simd::Isa::Avx512, simd::Isa::Avx512Bf16, simd::Isa::Amx}) {
     if (simd::detected() < isa) {
       EXPECT_THROW(simd::kernels(isa), wick::UnsupportedError);
     }

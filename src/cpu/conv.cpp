@@ -1,8 +1,9 @@
 // Convolutions on the CPU: im2col + GEMM (forward) and GEMM + col2im (transposed), through
 // OpenBLAS. bf16 / f16 / f8 operands are widened to f32 once, multiplied with sgemm, and the
 // result is rounded to the dtype once; f64 uses dgemm. Forward bf16 convolutions on AVX512_BF16
-// stay in bf16 instead: im2col in bf16 and wick's bf16 GEMM (Note [bf16 GEMM] in gemm_bf16.cpp),
-// which writes the output directly. The 1-d convolutions run as 2-d ones with a height of 1.
+// or AMX (simd::Isa::Avx512Bf16 and above) stay in bf16 instead: im2col in bf16 and wick's bf16
+// GEMM (Note [bf16 GEMM] in gemm_bf16.cpp), which writes the output directly. The 1-d
+// convolutions run as 2-d ones with a height of 1.
 #include <cblas.h>
 
 #include <algorithm>
@@ -180,11 +181,14 @@ void forward_in(const TensorArg& x, const TensorArg& w, const TensorArg& dst, co
     }
     A* on = v.out + n * g.c_out * out_plane;
     if constexpr (std::is_same_v<A, bf16>) {
-      gemm_bf16(g.groups, [&](int64_t gi) {
-        return Bf16Gemm{{v.w + gi * cog * kg, cog, kg, kg, 1},
-                        {col + gi * kg * out_plane, kg, out_plane, out_plane, 1},
-                        {on + gi * cog * out_plane, cog, out_plane, out_plane, 1}};
-      });
+      gemm_bf16(
+          g.groups,
+          [&](int64_t gi) {
+            return Bf16Gemm{{v.w + gi * cog * kg, cog, kg, kg, 1},
+                            {col + gi * kg * out_plane, kg, out_plane, out_plane, 1},
+                            {on + gi * cog * out_plane, cog, out_plane, out_plane, 1}};
+          },
+          simd::active());
     } else {
       for (int64_t gi = 0; gi < g.groups; ++gi)
         gemm<A>(false, cog, out_plane, kg, v.w + gi * cog * kg, kg, col + gi * kg * out_plane, out_plane,

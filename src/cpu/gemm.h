@@ -1,5 +1,5 @@
 // Strided GEMMs for the CPU backend (matmul, and conv lowered to matmul): OpenBLAS underneath, and
-// wick's own kernels for bf16 on AVX512_BF16.
+// wick's own kernels for bf16 on AVX512_BF16 and AMX.
 #pragma once
 
 #include <cstdint>
@@ -36,16 +36,18 @@ struct Bf16Gemm {
 };
 
 // c = a @ b for `count` products of one shape (a: M x K, b: K x N) and one set of strides,
-// product(i) giving the i-th (called from one thread), accumulated in f32 by VDPBF16PS and rounded
-// once to bf16 (Note [bf16 GEMM] in gemm_bf16.cpp: the order of the sums, denormals). Any strides;
-// an a or b that several products share (the same pointer: broadcast batches) is packed once.
-// K == 0 gives zeros. c must not overlap a or b. Runs AVX512_BF16 instructions: only where
-// simd::detected() is Isa::Avx512Bf16.
-void gemm_bf16(int64_t count, const std::function<Bf16Gemm(int64_t)>& product);
+// product(i) giving the i-th (called from one thread), accumulated in f32 and rounded once to bf16
+// by the kernel of level isa: VDPBF16PS at Isa::Avx512Bf16, the AMX tiles' TDPBF16PS at Isa::Amx
+// (Note [bf16 GEMM] and Note [AMX GEMM] in gemm_bf16.cpp: the order of the sums, denormals). Any
+// strides; an a or b that several products share (the same pointer: broadcast batches) is packed
+// once. K == 0 gives zeros. c must not overlap a or b. Throws wick::UnsupportedError for an isa
+// below Avx512Bf16 or above simd::detected().
+void gemm_bf16(int64_t count, const std::function<Bf16Gemm(int64_t)>& product, simd::Isa isa);
 
 // CpuBackend::matmul (which passes simd::active()) with its GEMM chosen for level isa, at most
-// simd::detected(): bf16 through gemm_bf16 at Isa::Avx512Bf16, below that widened to f32 for
-// OpenBLAS (matrix-vector products keep the active level's kernels). Tests run both through it.
+// simd::detected(): bf16 through gemm_bf16 at Isa::Avx512Bf16 and above (its kernel for isa),
+// below that widened to f32 for OpenBLAS (matrix-vector products keep the active level's
+// kernels). Tests run every level through it.
 void matmul_at(const TensorArg& a, const TensorArg& b, const TensorArg& dst, simd::Isa isa);
 
 // The BLAS library's build, the core type it picked and its thread count, for DeviceInfo.

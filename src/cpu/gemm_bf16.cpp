@@ -1,6 +1,7 @@
-// wick's bf16 GEMM for processors with AVX512_BF16 (Note [bf16 GEMM]).
+// wick's bf16 GEMM for processors with AVX512_BF16 (Note [bf16 GEMM]) or AMX (Note [AMX GEMM]).
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -29,7 +30,9 @@ namespace {
 
 // Note [bf16 GEMM]
 // c = a @ b for bf16 without widening the operands to f32 (the path below Isa::Avx512Bf16: f32
-// copies of a and b, OpenBLAS's sgemm into an f32 c, rounded to bf16). VDPBF16PS (AVX512_BF16)
+// copies of a and b, OpenBLAS's sgemm into an f32 c, rounded to bf16). This is the scheme of both
+// levels above, and the kernel of Isa::Avx512Bf16; Isa::Amx swaps in its own kernel and packing of
+// a (Note [AMX GEMM]). VDPBF16PS (AVX512_BF16)
 // takes 16 lanes of bf16 pairs from each operand and adds both products of a pair to the lane's
 // f32 sum: a[2i] b[2i] + a[2i + 1] b[2i + 1]. So both operands are packed with the pairs of k
 // adjacent (k padded to even with a zero):
@@ -60,7 +63,8 @@ namespace {
 // OpenBLAS (8^3: 215 ns a product against 185), and from about 24^3 up they cost less. On the GPU
 // machine's Intel Xeon (family 6 model 207, 16 cores), VDPBF16PS does not outrun the f32 FMAs: one
 // core took 292 ms for 2048^3 (59 GFLOP/s) against 167 ms widening for sgemm, 16 cores 28-36 ms
-// against 18, so simd's detect() leaves Intel processors below this level.
+// against 18, so simd's detect() leaves Intel processors below this level (those with AMX go above
+// it, to Isa::Amx).
 //
 // Accumulation order and rounding: each output is one f32 lane that starts at 0 and takes the
 // k-pairs in increasing order, a pair's two products by VDPBF16PS, which Intel's manual defines
@@ -80,6 +84,7 @@ constexpr int64_t kNcPanels = 8;
 constexpr int64_t kPackBytes = int64_t{32} << 20;
 
 #define WICK_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,avx2,fma,f16c")))
+#define WICK_AMX __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl,avx512bf16,avx2,fma,f16c")))
 
 // c (kMR x kNR f32, row stride ldc) = the tile's sums over kp k-pairs of the packed panels a and
 // b, added to what c holds where `add`.
@@ -132,9 +137,11 @@ WICK_BF16 void store_tile(const float* c, int64_t ldc, int64_t mr, int64_t nr, b
 }
 
 // Packs a panel of R lanes (rows of a, columns of b) for the kernel: out[(p * R + l) * 2 + s] =
-// element (l, 2p + s), which is src[l * sl + i * sk] for lane l < lanes and i < k, else 0.
+// element (l, 2p + s), which is src[l * sl + i * sk] for lane l < lanes and i < k, else 0, for the
+// kpad pairs p < kpad (at least (k + 1) / 2).
 template <int R>
-WICK_BF16 void pack_panel(const uint16_t* src, int64_t lanes, int64_t k, int64_t sl, int64_t sk, uint16_t* out) {
+WICK_BF16 void pack_panel(const uint16_t* src, int64_t lanes, int64_t k, int64_t sl, int64_t sk, int64_t kpad,
+                          uint16_t* out) {
   static_assert(R <= 32, "one 32-lane vector of 16-bit elements per k");
   const int64_t kp = (k + 1) / 2, k2 = k / 2;
   if (sl == 1 || lanes == 1) {
@@ -151,9 +158,10 @@ WICK_BF16 void pack_panel(const uint16_t* src, int64_t lanes, int64_t k, int64_t
       _mm512_mask_storeu_epi16(out + p * 2 * R, out_lo, _mm512_permutex2var_epi16(x, lo_idx, y));
       if (R > 16) _mm512_mask_storeu_epi16(out + p * 2 * R + 32, out_hi, _mm512_permutex2var_epi16(x, hi_idx, y));
     }
+    std::memset(out + kp * 2 * R, 0, static_cast<size_t>((kpad - kp) * 2 * R) * sizeof(uint16_t));
     return;
   }
-  std::memset(out, 0, static_cast<size_t>(kp * 2 * R) * sizeof(uint16_t));
+  std::memset(out, 0, static_cast<size_t>(kpad * 2 * R) * sizeof(uint16_t));
   for (int64_t l = 0; l < lanes; ++l) {
     const uint16_t* s = src + l * sl;
     uint16_t* o = out + 2 * l;
@@ -168,6 +176,135 @@ WICK_BF16 void pack_panel(const uint16_t* src, int64_t lanes, int64_t k, int64_t
     if (k2 < kp) o[k2 * 2 * R] = s[2 * k2 * sk];
   }
 }
+
+// Note [AMX GEMM]
+// At Isa::Amx the tiles of AMX (Intel Xeons from Sapphire Rapids on) multiply: eight registers of
+// up to 16 rows of 64 bytes each, shaped by a configuration (palette 1) that a thread loads with
+// LDTILECFG before its first tile instruction and drops with TILERELEASE when its share of the
+// blocks of c is done. TDPBF16PS c, a, b adds to a 16 x 16 tile of f32 sums c the products of a
+// tile of a (16 rows, each the 32 elements of 16 k-pairs) and one of b (16 rows, one per k-pair,
+// each the pairs of 16 columns): c[i][j] += a[i][2p] b[p][2j] + a[i][2p + 1] b[p][2j + 1] over the
+// 16 pairs p, 8192 multiply-adds in one instruction. One configuration serves all tiles: the
+// kernel's 32 x 32 block of c is 2 x 2 tiles (tmm0..3), the block's 32 rows of a two tiles (tmm4,
+// tmm5) and its 32 columns of b two (tmm6, tmm7), so that it loads four tiles for every four
+// TDPBF16PS, 16 k-pairs at a time.
+//   b is packed as for VDPBF16PS (pack_panel, panels of kNR = 32 columns, per k-pair the columns'
+//     pairs in 128 bytes): 16 pairs of 16 columns are a tile of 16 rows of 64 bytes at a stride of
+//     128 bytes, the other 16 columns 64 bytes on;
+//   a needs its k along the tile's rows instead (pack_rows): panels of kAmxMR = 32 rows, per block
+//     of 32 k (16 pairs) the 32 rows' 32 elements, 64 bytes each, so that a block's two tiles lie
+//     in 2 KiB at a stride of 64 bytes.
+// k is padded with zeros to a multiple of 32 in both operands (so that a padded term is 0 * 0,
+// never 0 * inf or 0 * NaN), rows past m and columns past n are zeros as before: every tile has
+// the one shape and needs no configuration of its own. The blocking is that of Note [bf16 GEMM]
+// with tiles of 32 x 32 and k blocks of a multiple of 16 pairs (at most kKcMax: a block's panel of
+// b stays 16 KiB, as does each panel of a); TILESTORED puts a block's sums on the stack (one k
+// block) or in the thread's sums buffer, TILELOADD brings them back for the next k block, and
+// store_tile rounds them into c as at the level below.
+//
+// Accumulation order and rounding, as Intel's manual defines TDPBF16PS: per instruction and
+// output, the products of the 16 pairs' even elements and those of their odd elements are summed
+// in two f32 chains starting at 0, each step a fused multiply-add rounded to nearest even; the two
+// sums are added, and that to the output's sum (the intrinsics guide describes a single chain per
+// output instead, even product then odd, in the output's sum). Like VDPBF16PS it ignores MXCSR,
+// treats denormal inputs as zero and flushes denormal results to zero, so the denormal cases of
+// Note [bf16 GEMM] come out the same. Either way a k-pair costs at most two roundings of a sum
+// (the two-chain form two more per 16 pairs), within the error bound of f32 accumulation that the
+// tests check (they assume no order). Results differ in the last bits from the f32 path and from
+// the VDPBF16PS kernel.
+//
+// Measured on the GPU machine's Intel Xeon (family 6 model 207, 16 cores; AMX peak 1024 bf16 flops
+// per cycle per core), same run, against WICK_CPU_ISA=avx512 (widening for OpenBLAS's sgemm):
+// matmul 2048^3 16.8 -> 4.84 ms (3.5 TFLOP/s; torch 5.85 ms in the benchmark run), bmm 4 x
+// (1024x128 @ 128x1024) 1.97 -> 0.55 ms, conv2d N2 C64->64 56x56 3x3 bf16 3.09 -> 0.31 ms. Tile and
+// block sizes are not tuned yet.
+constexpr int kAmxMR = 32;
+constexpr int64_t kAmxPairs = 16;  // k-pairs per tile
+
+// The tile configuration (LDTILECFG's 64-byte operand): palette 1, tiles 0..7 of 16 rows of 64
+// bytes; the reserved bytes and tiles 8..15 must be 0. (A constant: GCC's _tile_loadconfig tells
+// the compiler it reads only the first 8 bytes, so the object must not be written just before.)
+struct alignas(64) TileConfig {
+  uint8_t palette_id, start_row;
+  uint8_t reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+};
+static_assert(sizeof(TileConfig) == 64);
+constexpr TileConfig kTileConfig = {1, 0, {}, {64, 64, 64, 64, 64, 64, 64, 64}, {16, 16, 16, 16, 16, 16, 16, 16}};
+
+WICK_AMX void tiles_begin() { _tile_loadconfig(&kTileConfig); }
+WICK_AMX void tiles_end() { _tile_release(); }
+
+// c (32 x 32 f32, row stride ldc) = the sums over kp k-pairs (a multiple of 16) of the packed panels
+// a (pack_rows) and b (pack_panel<kNR>), added to what c holds where `add`. The thread must have
+// loaded kTileConfig (tiles_begin). (GCC's tile macros take the register numbers as literals.)
+WICK_AMX void amx_kernel(const uint16_t* a, const uint16_t* b, int64_t kp, float* c, int64_t ldc, bool add) {
+  const int64_t cstride = ldc * static_cast<int64_t>(sizeof(float));
+  constexpr int64_t a_stride = 2 * kAmxPairs * 2, b_stride = 2 * kNR * 2;  // bytes
+  if (add) {
+    _tile_loadd(0, c, cstride);
+    _tile_loadd(1, c + 16, cstride);
+    _tile_loadd(2, c + 16 * ldc, cstride);
+    _tile_loadd(3, c + 16 * ldc + 16, cstride);
+  } else {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+  }
+  for (int64_t p = 0; p < kp; p += kAmxPairs) {
+    const uint16_t* ap = a + p * 2 * kAmxMR;  // the 32 rows' 32 elements of pairs p..p+15
+    const uint16_t* bp = b + p * 2 * kNR;     // pairs p..p+15 of the 32 columns
+    _tile_loadd(4, ap, a_stride);
+    _tile_loadd(6, bp, b_stride);
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_loadd(7, bp + 32, b_stride);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_loadd(5, ap + 16 * 2 * kAmxPairs, a_stride);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  _tile_stored(0, c, cstride);
+  _tile_stored(1, c + 16, cstride);
+  _tile_stored(2, c + 16 * ldc, cstride);
+  _tile_stored(3, c + 16 * ldc + 16, cstride);
+}
+
+// Packs a panel of kAmxMR rows of a for amx_kernel: out[(i / 32 * 32 + l) * 32 + i % 32] = element
+// (l, i), which is src[l * sr + i * sk] for row l < rows and i < k, else 0, for i < 2 * kpad (kpad a
+// multiple of 16, at least (k + 1) / 2).
+WICK_BF16 void pack_rows(const uint16_t* src, int64_t rows, int64_t k, int64_t sr, int64_t sk, int64_t kpad,
+                         uint16_t* out) {
+  constexpr int64_t kb_elems = kAmxMR * 2 * kAmxPairs;  // one block of 32 k
+  const int64_t nkb = kpad / kAmxPairs;
+  if (sk == 1) {  // rows contiguous: 64-byte loads, masked past k
+    for (int64_t kb = 0; kb < nkb; ++kb) {
+      const int64_t left = k - kb * 32;
+      const __mmask32 in = static_cast<__mmask32>(left >= 32 ? ~0u : left <= 0 ? 0u : (1u << left) - 1);
+      for (int64_t l = 0; l < kAmxMR; ++l) {
+        const __m512i x = l < rows ? _mm512_maskz_loadu_epi16(in, src + l * sr + kb * 32) : _mm512_setzero_si512();
+        _mm512_storeu_si512(out + kb * kb_elems + l * 32, x);
+      }
+    }
+    return;
+  }
+  std::memset(out, 0, static_cast<size_t>(nkb * kb_elems) * sizeof(uint16_t));
+  for (int64_t i = 0; i < k; ++i)
+    for (int64_t l = 0; l < rows; ++l) out[i / 32 * kb_elems + l * 32 + i % 32] = src[l * sr + i * sk];
+}
+
+// A level's kernel and the packing of a it reads (b is packed by pack_panel<kNR> for both).
+struct Scheme {
+  int64_t mr;         // rows of the kernel's tile and of a's packed panels
+  int64_t pair_mult;  // k-pairs are padded with zeros to a multiple of this
+  void (*pack_a)(const uint16_t* src, int64_t rows, int64_t k, int64_t sr, int64_t sk, int64_t kpad, uint16_t* out);
+  void (*kernel)(const uint16_t* a, const uint16_t* b, int64_t kp, float* c, int64_t ldc, bool add);
+  bool tiles;  // the kernel runs on AMX tiles: each thread loads kTileConfig first
+};
+constexpr Scheme kVnniScheme{kMR, 1, pack_panel<kMR>, tile_kernel, false};
+constexpr Scheme kAmxScheme{kAmxMR, kAmxPairs, pack_rows, amx_kernel, true};
+static_assert(kKcMax % kAmxPairs == 0 && kAmxMR >= kMR);
 
 template <class T>
 MatRef<T> transposed(const MatRef<T>& m) {
@@ -187,7 +324,10 @@ struct Group {
 
 }  // namespace
 
-void gemm_bf16(int64_t count, const std::function<Bf16Gemm(int64_t)>& product) {
+void gemm_bf16(int64_t count, const std::function<Bf16Gemm(int64_t)>& product, simd::Isa isa) {
+  if (isa < simd::Isa::Avx512Bf16 || isa > simd::detected())
+    throw UnsupportedError(std::string("gemm_bf16: no bf16 GEMM kernel at level ") + simd::isa_name(isa) +
+                           " on this cpu (" + simd::isa_name(simd::detected()) + ")");
   if (count <= 0) return;
   const Bf16Gemm first = product(0);
   const int64_t m = first.c.rows, n = first.c.cols, k = first.a.cols;
@@ -203,15 +343,21 @@ void gemm_bf16(int64_t count, const std::function<Bf16Gemm(int64_t)>& product) {
   // The kernel writes rows of c with unit stride at best: a c with unit stride down its columns
   // instead is computed as c^T = b^T a^T.
   if (first.c.cs != 1 && first.c.rs == 1 && n > 1) {
-    return gemm_bf16(count, [&](int64_t i) {
-      const Bf16Gemm g = product(i);
-      return Bf16Gemm{transposed(g.b), transposed(g.a), transposed(g.c)};
-    });
+    return gemm_bf16(
+        count,
+        [&](int64_t i) {
+          const Bf16Gemm g = product(i);
+          return Bf16Gemm{transposed(g.b), transposed(g.a), transposed(g.c)};
+        },
+        isa);
   }
-  const int64_t kp = (k + 1) / 2;
-  const int64_t mpan = (m + kMR - 1) / kMR, npan = (n + kNR - 1) / kNR;
-  const int64_t a_elems = mpan * kp * 2 * kMR, b_elems = npan * kp * 2 * kNR;  // one packed operand
-  const int64_t nkc = (kp + kKcMax - 1) / kKcMax, kcp = (kp + nkc - 1) / nkc;
+  const Scheme& sch = isa >= simd::Isa::Amx ? kAmxScheme : kVnniScheme;
+  const int64_t mr = sch.mr;
+  auto pad_pairs = [&](int64_t pairs) { return (pairs + sch.pair_mult - 1) / sch.pair_mult * sch.pair_mult; };
+  const int64_t kp = pad_pairs((k + 1) / 2);  // k-pairs of the packed operands
+  const int64_t mpan = (m + mr - 1) / mr, npan = (n + kNR - 1) / kNR;
+  const int64_t a_elems = mpan * kp * 2 * mr, b_elems = npan * kp * 2 * kNR;  // one packed operand
+  const int64_t nkc = (kp + kKcMax - 1) / kKcMax, kcp = pad_pairs((kp + nkc - 1) / nkc);
   const int64_t mblocks = (mpan + kMcPanels - 1) / kMcPanels;
   // The slot of the operand at p among a group's distinct ones so far, -1 if it is new (a repeat of
   // the last product's operand, as under a broadcast batch dim, needs no lookup).
@@ -256,14 +402,13 @@ void gemm_bf16(int64_t count, const std::function<Bf16Gemm(int64_t)>& product) {
       for (int64_t u = u0; u < u1; ++u) {
         if (u < a_units) {
           const MatRef<const bf16>& a = g.as[static_cast<size_t>(u / mpan)];
-          const int64_t i0 = u % mpan * kMR;
-          pack_panel<kMR>(bits_of(a.p + i0 * a.rs), std::min<int64_t>(kMR, m - i0), k, a.rs, a.cs,
-                          pa + u * kp * 2 * kMR);
+          const int64_t i0 = u % mpan * mr;
+          sch.pack_a(bits_of(a.p + i0 * a.rs), std::min<int64_t>(mr, m - i0), k, a.rs, a.cs, kp, pa + u * kp * 2 * mr);
         } else {
           const int64_t v = u - a_units;
           const MatRef<const bf16>& b = g.bs[static_cast<size_t>(v / npan)];
           const int64_t j0 = v % npan * kNR;
-          pack_panel<kNR>(bits_of(b.p + j0 * b.cs), std::min<int64_t>(kNR, n - j0), k, b.cs, b.rs,
+          pack_panel<kNR>(bits_of(b.p + j0 * b.cs), std::min<int64_t>(kNR, n - j0), k, b.cs, b.rs, kp,
                           pb + v * kp * 2 * kNR);
         }
       }
@@ -274,9 +419,10 @@ void gemm_bf16(int64_t count, const std::function<Bf16Gemm(int64_t)>& product) {
     const int64_t nblocks = (npan + ncp - 1) / ncp;
     parallel_for(nprod * mblocks * nblocks, 1, [&](int64_t t0, int64_t t1) {
       // A tile's sums: on the stack for a single k block, else in the block's place in `sums`.
-      alignas(64) float one_tile[kMR * kNR];
+      alignas(64) float one_tile[kAmxMR * kNR];
       const int64_t ldc = nkc == 1 ? kNR : std::min(ncp, npan) * kNR;
-      const Scratch<float> sums = nkc == 1 ? Scratch<float>() : scratch<float>(std::min(kMcPanels, mpan) * kMR * ldc);
+      const Scratch<float> sums = nkc == 1 ? Scratch<float>() : scratch<float>(std::min(kMcPanels, mpan) * mr * ldc);
+      if (sch.tiles) tiles_begin();
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t gi = t / (mblocks * nblocks), mb = t / nblocks % mblocks, nbk = t % nblocks;
         const MatRef<bf16>& c = g.cs[static_cast<size_t>(gi)];
@@ -288,24 +434,26 @@ void gemm_bf16(int64_t count, const std::function<Bf16Gemm(int64_t)>& product) {
           const int64_t p1 = std::min(kp, p0 + kcp);
           for (int64_t jp = jp0; jp < jp1; ++jp)
             for (int64_t ip = ip0; ip < ip1; ++ip) {
-              float* tile = nkc == 1 ? one_tile : sums.get() + (ip - ip0) * kMR * ldc + (jp - jp0) * kNR;
-              tile_kernel(a + (ip * kp + p0) * 2 * kMR, b + (jp * kp + p0) * 2 * kNR, p1 - p0, tile, ldc, p0 > 0);
+              float* tile = nkc == 1 ? one_tile : sums.get() + (ip - ip0) * mr * ldc + (jp - jp0) * kNR;
+              sch.kernel(a + (ip * kp + p0) * 2 * mr, b + (jp * kp + p0) * 2 * kNR, p1 - p0, tile, ldc, p0 > 0);
               if (p1 == kp) {
-                const int64_t i0 = ip * kMR, j0 = jp * kNR;
-                store_tile(tile, ldc, std::min<int64_t>(kMR, m - i0), std::min<int64_t>(kNR, n - j0),
+                const int64_t i0 = ip * mr, j0 = jp * kNR;
+                store_tile(tile, ldc, std::min<int64_t>(mr, m - i0), std::min<int64_t>(kNR, n - j0),
                            c.p + i0 * c.rs + j0 * c.cs, c.rs, c.cs);
               }
             }
         }
       }
+      if (sch.tiles) tiles_end();
     });
   }
 }
 
 #else
-// simd::detected() reaches Isa::Avx512Bf16 only on x86-64, so matmul never calls this elsewhere.
-void gemm_bf16(int64_t, const std::function<Bf16Gemm(int64_t)>&) {
-  throw UnsupportedError("gemm_bf16: the bf16 GEMM kernel needs an x86-64 processor with AVX512_BF16");
+// simd::detected() reaches Isa::Avx512Bf16 and Isa::Amx only on x86-64, so matmul and conv never
+// call this elsewhere.
+void gemm_bf16(int64_t, const std::function<Bf16Gemm(int64_t)>&, simd::Isa) {
+  throw UnsupportedError("gemm_bf16: the bf16 GEMM kernels need an x86-64 processor with AVX512_BF16 or AMX");
 }
 #endif
 

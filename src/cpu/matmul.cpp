@@ -1,5 +1,5 @@
 // matmul on the CPU: batched strided GEMM over OpenBLAS, bf16 through gemm_bf16.cpp on AVX512_BF16
-// (see gemm.h).
+// or AMX (see gemm.h).
 #include <cblas.h>
 #include <dlfcn.h>
 
@@ -367,10 +367,13 @@ void matmul_at(const TensorArg& a, const TensorArg& b, const TensorArg& dst, sim
           if (isa >= simd::Isa::Avx512Bf16) {
             // One call for the chunk's batches (all of them where the work is large: the call
             // spreads them over the threads itself).
-            return gemm_bf16(b1 - b0, [&](int64_t i) {
-              return Bf16Gemm{matrix<const bf16>(a, batch, b0 + i), matrix<const bf16>(b, batch, b0 + i),
-                              matrix<bf16>(dst, batch, b0 + i)};
-            });
+            return gemm_bf16(
+                b1 - b0,
+                [&](int64_t i) {
+                  return Bf16Gemm{matrix<const bf16>(a, batch, b0 + i), matrix<const bf16>(b, batch, b0 + i),
+                                  matrix<bf16>(dst, batch, b0 + i)};
+                },
+                isa);
           }
         }
         // 8/16-bit floats: widen to f32 (exact), one sgemm accumulating in f32, one rounding.

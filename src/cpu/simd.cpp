@@ -20,6 +20,10 @@
 #define WICK_SIMD_X86 1
 #include <cpuid.h>
 #include <immintrin.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #endif
 
 // Vector arguments of always_inline helpers: GCC notes that their ABI would differ between ISAs,
@@ -636,19 +640,43 @@ constexpr Kernels kAvx512{f32_to_f16_avx512, f16_to_f32_avx512, f32_to_bf16_avx5
                           dot_bf16_avx512,   dot_f16_avx512,    dot_f32_avx512,     axpy_bf16_avx512,
                           axpy_f16_avx512,   axpy_f32_avx512};
 
+// Whether the AMX tiles can multiply bf16 here: AMX-TILE and AMX-BF16 (CPUID leaf 7, sub-leaf 0,
+// EDX bits 24 and 22), their state enabled by the OS (XCR0 bits 17 and 18, XTILECFG and
+// XTILEDATA), and on Linux the process's permission to use the tile data, which the kernel grants
+// on request (arch_prctl ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA, 18) and which must be held
+// before the first tile instruction of any thread (without it that instruction faults). The
+// permission is the process's, asked for once here (detect() runs once); a refusal (a kernel before
+// 5.16, or a thread's alternate signal stack too small for the tile state) leaves the level out.
+bool amx_usable() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || (d & (1u << 24)) == 0 || (d & (1u << 22)) == 0) return false;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || (c & bit_OSXSAVE) == 0) return false;  // (else XGETBV faults)
+  unsigned xcr0 = 0, xcr0_hi = 0;
+  __asm__ volatile("xgetbv" : "=a"(xcr0), "=d"(xcr0_hi) : "c"(0));
+  if ((xcr0 & (3u << 17)) != (3u << 17)) return false;
+#if defined(__linux__)
+  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return true;
+#endif
+}
+
 Isa detect() {
   __builtin_cpu_init();
   unsigned a = 0, b = 0, c = 0, d = 0;
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
     // (every AVX-512F processor has F16C; AVX512_BF16 by CPUID leaf 7, sub-leaf 1, EAX bit 5, which
     // older compilers do not name in __builtin_cpu_supports)
-    const bool bf16 = __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 5)) != 0;
-    // The level pays where VDPBF16PS runs at twice the f32 FMA rate, as on AMD's Zen 4; on an Intel
-    // Xeon (family 6 model 207) one core ran the bf16 GEMM at 59 GFLOP/s against sgemm's 103
-    // (Note [bf16 GEMM]), so Intel processors stay at Avx512.
-    if (bf16 && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-        __builtin_cpu_is("amd"))
-      return Isa::Avx512Bf16;
+    const bool bf16 = __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 5)) != 0 &&
+                      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+    // The bf16 GEMM with AMX tiles (Note [AMX GEMM]) on any processor that has them (Intel's Xeons
+    // from Sapphire Rapids on).
+    if (bf16 && amx_usable()) return Isa::Amx;
+    // Its VDPBF16PS kernel pays where that instruction runs at twice the f32 FMA rate, as on AMD's
+    // Zen 4; on an Intel Xeon (family 6 model 207) one core ran it at 59 GFLOP/s against sgemm's
+    // 103 (Note [bf16 GEMM]), so Intel processors without AMX stay at Avx512.
+    if (bf16 && __builtin_cpu_is("amd")) return Isa::Avx512Bf16;
     return Isa::Avx512;
   }
   // (F16C by CPUID leaf 1: older Clangs do not know the name in __builtin_cpu_supports.)
@@ -669,6 +697,7 @@ Isa from_env(Isa best) {
   else if (s == "avx2") want = Isa::Avx2;
   else if (s == "avx512") want = Isa::Avx512;
   else if (s == "avx512bf16") want = Isa::Avx512Bf16;
+  else if (s == "amx") want = Isa::Amx;
   return static_cast<int>(want) < static_cast<int>(best) ? want : best;
 }
 
@@ -686,6 +715,8 @@ Isa active() {
 
 const char* isa_name(Isa isa) {
   switch (isa) {
+    case Isa::Amx:
+      return "amx";
     case Isa::Avx512Bf16:
       return "avx512bf16";
     case Isa::Avx512:
@@ -703,7 +734,7 @@ const Kernels& kernels(Isa isa) {
     throw UnsupportedError(std::string("[cpu simd] ") + isa_name(isa) + " kernels requested; this cpu supports " +
                            isa_name(detected()));
 #ifdef WICK_SIMD_X86
-  if (isa >= Isa::Avx512) return kAvx512;  // (Avx512Bf16 adds only the GEMM of gemm_bf16.cpp)
+  if (isa >= Isa::Avx512) return kAvx512;  // (Avx512Bf16 and Amx add only the GEMM of gemm_bf16.cpp)
   if (isa == Isa::Avx2) return kAvx2;
 #endif
   return kBase;

@@ -5,11 +5,13 @@
 // kernels here are contiguous loops over the hot conversions and exponentials, compiled three
 // times (src/cpu/simd.cpp): for the baseline, for AVX2 (with FMA and F16C) and for AVX-512F. One
 // is picked on first use from CPUID (and the OS's saved-state support), lowered by WICK_CPU_ISA
-// (base, avx2, avx512 or avx512bf16) for tests and comparisons. The level above AVX-512F,
-// Avx512Bf16 (AVX512_BF16 with BW and VL, on AMD processors: see detect() in simd.cpp), runs the
-// AVX-512F kernels here and adds the bf16 GEMM of gemm_bf16.cpp (Note [bf16 GEMM]), which matmul
-// and conv use for bf16 in place of widening to f32 for OpenBLAS: bf16 products come out
-// differently at that level (within f32 accumulation's error), everything else the same.
+// (base, avx2, avx512, avx512bf16 or amx) for tests and comparisons. The two levels above AVX-512F
+// run the AVX-512F kernels here and add the bf16 GEMM of gemm_bf16.cpp, which matmul and conv use
+// for bf16 in place of widening to f32 for OpenBLAS: Avx512Bf16 (AVX512_BF16 with BW and VL, on
+// AMD processors) its VDPBF16PS kernel (Note [bf16 GEMM]), Amx (AMX-TILE and AMX-BF16 as well, on
+// any vendor, with the OS's permission to use the tiles: see detect() in simd.cpp) its TDPBF16PS
+// kernel (Note [AMX GEMM]). bf16 products come out differently at those levels (within f32
+// accumulation's error, denormals flushed), everything else the same.
 //
 // Results are the same on every level, bit for bit: the conversions round to nearest even like
 // the scalar types in wick/scalar_types.h (F16C and AVX-512 round the same way), and the
@@ -25,7 +27,7 @@
 
 namespace wick::cpu::simd {
 
-enum class Isa : int { Base = 0, Avx2 = 1, Avx512 = 2, Avx512Bf16 = 3 };
+enum class Isa : int { Base = 0, Avx2 = 1, Avx512 = 2, Avx512Bf16 = 3, Amx = 4 };
 
 // The best level this processor and OS support.
 Isa detected();
