@@ -47,6 +47,10 @@ int main() {
   cudaMalloc(&y, 64);
   std::printf("cudaSetDevice              %.3f us\n", us_per_call([] { cudaSetDevice(0); }, s));
   std::printf("cudaGetLastError           %.3f us\n", us_per_call([] { (void)cudaGetLastError(); }, s));
+  std::printf("cudaGetDevice              %.3f us\n", us_per_call([] {
+                int d;
+                (void)cudaGetDevice(&d);
+              }, s));
   std::printf("launch add16               %.3f us\n", us_per_call([&] { add16<<<1, 128, 0, s>>>(y, a, b, 16); }, s));
   std::printf("mallocFromPool+freeAsync   %.3f us\n", us_per_call([&] {
                 void* p;

@@ -35,7 +35,11 @@
 //
 // Accuracy: the transforms add and halve (exact but for the adds' roundings), and the products'
 // sums run in f32 as in the direct kernel; the results differ from the direct sum in the last bits
-// (within the f32 accumulation bound the conv tests use).
+// (within the f32 accumulation bound the conv tests use). The transforms sum up to 4 (input, per
+// dimension) and 3 (filter) terms, so magnitudes within a factor of about 16 of the f32 range can
+// overflow to inf here where the direct sum stays finite, and an inf or NaN input can make inf or
+// NaN of outputs of its tiles whose windows do not hold it, where the direct sum changes only those
+// whose windows do (the transforms mix the patch; cuDNN's Winograd algorithms behave the same way).
 #include <algorithm>
 #include <climits>
 #include <cstdint>

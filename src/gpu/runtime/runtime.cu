@@ -103,7 +103,14 @@ DeviceProperties device_properties(int device) {
   return out;
 }
 
-void set_device(int device) { check(WICK_VENDOR(SetDevice)(device), "device", device); }
+// Asks which device is current first: every op passes here (GpuBackend::enter), and on the H100
+// machine cudaGetDevice costs 0.047 us of host time against 0.103 us for cudaSetDevice
+// (scripts/probes/host_api.cu).
+void set_device(int device) {
+  int current = -1;
+  if (WICK_VENDOR(GetDevice)(&current) == kSuccess && current == device) return;
+  check(WICK_VENDOR(SetDevice)(device), "device", device);
+}
 
 void memory_info(int device, int64_t* free_bytes, int64_t* total_bytes) {
   set_device(device);
