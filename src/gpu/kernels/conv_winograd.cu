@@ -60,7 +60,8 @@ constexpr int kStageV = 16 * kStepC * kTiles;                   // [e][c][tile]
 constexpr int kStageU = 16 * kStepC * kCo;                      // [e][c][co]
 constexpr int kStage = kStageV + kStageU + 16 * kPatchThreads;  // and the raw patches
 constexpr int kLdM = kCo + 4;  // [e][tile][co] rows of the sums at the end (16-byte aligned rows)
-constexpr int kSmemFloats = 2 * kStage > 16 * kTiles* kLdM ? 2 * kStage : 16 * kTiles* kLdM;
+constexpr int kSums = 16 * kTiles * kLdM;
+constexpr int kSmemFloats = 2 * kStage > kSums ? 2 * kStage : kSums;
 constexpr int64_t kSmemBytes = kSmemFloats * 4;
 static_assert(kPatchThreads <= kThreads && kThreads == 16 * 16 && kStageU % (4 * kThreads) == 0);
 
