@@ -421,12 +421,14 @@ TEST_P(Conv, LargePoolAndUpsampleMatchLoops) {
 // included: -0 first stays -0) and NaNs of different signs and payloads, some first in their window,
 // some later. On the GPU the unpadded windows that tile their rows take the row kernel (Note [GPU
 // max_pool rows] in src/gpu/kernels/pool.cu), 16, 8 or 4 bytes of output per thread depending on
-// out_w and the alignment; the others take the per-element kernel.
+// out_w and the alignment (2-wide windows with 16-byte rows: one 16-byte load per window row); the
+// others take the per-element kernel.
 TEST_P(Conv, MaxPoolRowsMatchLoop) {
   struct Case {
     Shape shape;  // of the tensor made; `view` then takes x from it
     std::array<int64_t, 2> kernel, stride, padding;
-    int view;  // 0: as made, 1: narrowed to W 57 from 0, 2: narrowed along W from 1, 3: H and W transposed
+    int view;  // 0: as made, 1: narrowed to W 57 from 0, 2: narrowed along W from 1, 3: H and W transposed,
+               // 4: narrowed to W 32 from 2
   };
   const std::vector<Case> cases = {
       // the row kernel
@@ -436,6 +438,7 @@ TEST_P(Conv, MaxPoolRowsMatchLoop) {
       {{2, 1, 5, 18}, {2, 3}, {1, 3}, {0, 0}, 0},
       {{1, 3, 6, 64}, {2, 2}, {2, 2}, {0, 0}, 1},  // in_w 57, out_w 28: f32 4, bf16 / f16 4, u8 4 per thread
       {{1, 2, 7, 62}, {3, 3}, {3, 3}, {0, 0}, 0},  // in_w 62, out_w 20, H stride 62: f32 2 per thread
+      {{1, 2, 8, 34}, {2, 2}, {2, 2}, {0, 0}, 4},  // rows 2 elements off: narrower loads (f32, 16-bit)
       // the per-element kernel
       {{1, 2, 8, 16}, {2, 2}, {2, 2}, {1, 1}, 0},  // padding
       {{1, 2, 8, 16}, {2, 2}, {1, 1}, {0, 0}, 0},  // overlapping columns
@@ -464,6 +467,7 @@ TEST_P(Conv, MaxPoolRowsMatchLoop) {
       if (k.view == 1) x = x.narrow(3, 0, 57);
       if (k.view == 2) x = x.narrow(3, 1, k.shape[3] - 1);
       if (k.view == 3) x = x.transpose(2, 3);
+      if (k.view == 4) x = x.narrow(3, 2, 32);
       Pool2dParams p;
       p.kernel = k.kernel;
       p.stride = k.stride;

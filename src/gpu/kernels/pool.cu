@@ -410,11 +410,13 @@ void nearest(const LaunchCtx& ctx, const Plane4& x, const Plane4& y, const Tenso
 // max_pool2d with padding 0 whose windows tile the row (stride[1] == kernel[1], 2 or 3; kernel[0]
 // and stride[0] any): a thread makes V consecutive outputs of one output row, whose windows read
 // V * kw consecutive inputs of each window row, as kw aligned V-element vector loads per row, and
-// stores them as one V-element vector. V is 16 bytes of output, else 8, else 4, the widest that
-// out_w and both operands' alignment allow, and 2 to 8 elements (sixteen 1-byte outputs, 64 or
-// 144 window elements, took 115 to 256 VGPRs per thread on gfx90a; eight take 42 to 108). The
-// host checks: unit stride along W for x and dst; both base pointers aligned to V elements and
-// their N / C / H strides (of the dims longer than 1) multiples of V; out_w a multiple of V. A
+// stores them as one V-element vector. Windows 2 wide take V = 8 bytes of output where x's rows are
+// aligned to 16 bytes, so that each window row is one 16-byte load (Wide); otherwise V is 16 bytes
+// of output, else 8, else 4, the widest that out_w and both operands' alignment allow, and 2 to 8
+// elements (sixteen 1-byte outputs, 64 or 144 window elements, took 115 to 256 VGPRs per thread on
+// gfx90a; eight take 42 to 108). The host checks: unit stride along W for x and dst; both base
+// pointers aligned to V elements (x to 2V for Wide) and their N / C / H strides (of the dims longer
+// than 1) multiples of that; out_w a multiple of V. A
 // window row reads columns up to out_w * kw - 1 < in_w and rows up to (out_h - 1) * sh + kh - 1 <
 // in_h, so inputs wider or taller than the windows cover are fine. When kh == kw every window row
 // is loaded before the first comparison (2x2: four 16-byte loads for f32); other heights loop over
@@ -424,7 +426,10 @@ void nearest(const LaunchCtx& ctx, const Plane4& x, const Plane4& y, const Tenso
 // does three runtime divisions (about 20 instructions each) and two 8-byte loads per output. On the
 // H100, [32, 64, 56, 56] f32 2x2 stride 2 (32 MB moved: 0.0107 ms at 3 TB/s) went from 0.0156-0.0158
 // to 0.0130-0.0131 ms in one run (device time, Note [Bench timer] in tools/wick/bench.cpp), from
-// 16.5-16.9 to 11.6-12.1 us under ncu.
+// 16.5-16.9 to 11.6-12.1 us under ncu; the Wide loads (V 4 -> 2 for f32) then took it from
+// 0.0129-0.0132 ms over three runs to 0.0127-0.0128 in three. A kernel with the same traffic read
+// linearly (the max of each 4 consecutive floats, scripts/probes/small_stream.cu) takes 0.0117 ms
+// there, 90% of the copy row's bandwidth: at 32 MB the launch and the ramp cost about a tenth.
 template <class Index>
 struct PoolRows {
   Divider<Index> vecs, rows, chans;  // out_w / V, out_h, C
@@ -450,7 +455,24 @@ __device__ __forceinline__ void offer_row(typename MaxPool<T>::Best (&best)[V], 
     }
 }
 
-template <int V, int KW, class T, class Index>
+// One window row of V windows as KW V-element vectors from r; Wide: as one vector of V * KW
+// elements (16 bytes, r aligned to it).
+template <int V, int KW, bool Wide, class T>
+__device__ __forceinline__ void load_row(const Vec<T, V>* r, Vec<T, V> (&w)[KW]) {
+  if constexpr (Wide) {
+    static_assert(V * KW * sizeof(T) == 16);
+    const Vec<T, V * KW> all = *reinterpret_cast<const Vec<T, V * KW>*>(r);
+#pragma unroll
+    for (int q = 0; q < KW; ++q)
+#pragma unroll
+      for (int e = 0; e < V; ++e) w[q].v[e] = all.v[q * V + e];
+  } else {
+#pragma unroll
+    for (int q = 0; q < KW; ++q) w[q] = r[q];
+  }
+}
+
+template <int V, int KW, bool Wide, class T, class Index>
 __global__ void __launch_bounds__(kBlock) max_pool_rows_kernel(const T* x, T* y, PoolRows<Index> g, Index total) {
   using W = Vec<T, V>;
   const Index step = static_cast<Index>(blockDim.x) * gridDim.x;
@@ -465,20 +487,16 @@ __global__ void __launch_bounds__(kBlock) max_pool_rows_kernel(const T* x, T* y,
     if (g.kh == KW) {
       W w[KW][KW];
 #pragma unroll
-      for (int r = 0; r < KW; ++r)
-#pragma unroll
-        for (int q = 0; q < KW; ++q) w[r][q] = row[static_cast<Index>(r) * row_step + q];
+      for (int r = 0; r < KW; ++r) load_row<V, KW, Wide>(row + static_cast<Index>(r) * row_step, w[r]);
 #pragma unroll
       for (int r = 0; r < KW; ++r) offer_row<V, KW, T>(best, w[r], r == 0);
     } else {
       W w[KW];
-#pragma unroll
-      for (int q = 0; q < KW; ++q) w[q] = row[q];
+      load_row<V, KW, Wide>(row, w);
       offer_row<V, KW, T>(best, w, true);
       for (Index r = 1; r < g.kh; ++r) {
         row += row_step;
-#pragma unroll
-        for (int q = 0; q < KW; ++q) w[q] = row[q];
+        load_row<V, KW, Wide>(row, w);
         offer_row<V, KW, T>(best, w, false);
       }
     }
@@ -489,7 +507,7 @@ __global__ void __launch_bounds__(kBlock) max_pool_rows_kernel(const T* x, T* y,
   }
 }
 
-template <int V, int KW, class T>
+template <int V, int KW, bool Wide, class T>
 void launch_max_pool_rows(const LaunchCtx& ctx, const Plane4& x, const Plane4& y, const T* xp, T* yp,
                           const Pool2dParams& p) {
   const int64_t total = y.n * y.c * y.h * (y.w / V);
@@ -512,10 +530,10 @@ void launch_max_pool_rows(const LaunchCtx& ctx, const Plane4& x, const Plane4& y
   // On the 32-bit path every dividend is below total <= INT32_MAX and every offset at most x's or
   // dst's largest one.
   if (y.n * y.c * y.h * y.w <= INT32_MAX && offsets_fit(x) && offsets_fit(y)) {
-    max_pool_rows_kernel<V, KW, T, uint32_t><<<flat_grid(total), kBlock, 0, stream>>>(
+    max_pool_rows_kernel<V, KW, Wide, T, uint32_t><<<flat_grid(total), kBlock, 0, stream>>>(
         xp, yp, make.template operator()<uint32_t>(), static_cast<uint32_t>(total));
   } else {
-    max_pool_rows_kernel<V, KW, T, int64_t>
+    max_pool_rows_kernel<V, KW, Wide, T, int64_t>
         <<<flat_grid(total), kBlock, 0, stream>>>(xp, yp, make.template operator()<int64_t>(), total);
   }
   gpu::check_launch(ctx.op, ctx.device);
@@ -530,12 +548,20 @@ bool max_pool_rows(const LaunchCtx& ctx, const Plane4& x, const Plane4& y, const
   auto fits = [&](int64_t v) { return rows_vectorisable(y, yp, v) && row_starts_aligned(x, xp, v); };
   auto launch = [&]<int V>() {
     if (kw == 2) {
-      launch_max_pool_rows<V, 2>(ctx, x, y, xp, yp, p);
+      launch_max_pool_rows<V, 2, false>(ctx, x, y, xp, yp, p);
     } else {
-      launch_max_pool_rows<V, 3>(ctx, x, y, xp, yp, p);
+      launch_max_pool_rows<V, 3, false>(ctx, x, y, xp, yp, p);
     }
     return true;
   };
+  // Windows 2 wide: 8 bytes of output per thread, whose window rows are one 16-byte load each.
+  if constexpr (sizeof(T) <= 4) {
+    constexpr int V = 8 / static_cast<int>(sizeof(T));
+    if (kw == 2 && rows_vectorisable(y, yp, V) && row_starts_aligned(x, xp, 2 * V)) {
+      launch_max_pool_rows<V, 2, true>(ctx, x, y, xp, yp, p);
+      return true;
+    }
+  }
   // `Bytes` of output per thread, 2 to 8 elements.
   auto attempt = [&]<int Bytes>() {
     constexpr int V = Bytes / static_cast<int>(sizeof(T));
