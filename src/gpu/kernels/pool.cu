@@ -427,7 +427,8 @@ void nearest(const LaunchCtx& ctx, const Plane4& x, const Plane4& y, const Tenso
 // H100, [32, 64, 56, 56] f32 2x2 stride 2 (32 MB moved: 0.0107 ms at 3 TB/s) went from 0.0156-0.0158
 // to 0.0130-0.0131 ms in one run (device time, Note [Bench timer] in tools/wick/bench.cpp), from
 // 16.5-16.9 to 11.6-12.1 us under ncu; the Wide loads (V 4 -> 2 for f32) then took it from
-// 0.0129-0.0132 ms over three runs to 0.0127-0.0128 in three. A kernel with the same traffic read
+// 0.0129-0.0132 ms over three runs of the row alone to 0.0127-0.0128 in three (0.0131 in the next
+// full benchmark run, 0.0132 in the two before: within the noise there). A kernel with the same traffic read
 // linearly (the max of each 4 consecutive floats, scripts/probes/small_stream.cu) takes 0.0117 ms
 // there, 90% of the copy row's bandwidth: at 32 MB the launch and the ramp cost about a tenth.
 template <class Index>
