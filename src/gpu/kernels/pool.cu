@@ -548,12 +548,16 @@ bool max_pool_rows(const LaunchCtx& ctx, const Plane4& x, const Plane4& y, const
   if (p.padding[0] != 0 || p.padding[1] != 0 || p.stride[1] != kw || (kw != 2 && kw != 3)) return false;
   auto fits = [&](int64_t v) { return rows_vectorisable(y, yp, v) && row_starts_aligned(x, xp, v); };
   auto launch = [&]<int V>() {
-    if (kw == 2) {
-      launch_max_pool_rows<V, 2, false>(ctx, x, y, xp, yp, p);
-    } else {
+    if (kw == 3) {
       launch_max_pool_rows<V, 3, false>(ctx, x, y, xp, yp, p);
+      return true;
     }
-    return true;
+    // 2-wide windows with 16 bytes of output meet the Wide path's conditions too, which took them.
+    if constexpr (V * sizeof(T) < 16 || sizeof(T) > 4) {
+      launch_max_pool_rows<V, 2, false>(ctx, x, y, xp, yp, p);
+      return true;
+    }
+    return false;
   };
   // Windows 2 wide: 8 bytes of output per thread, whose window rows are one 16-byte load each.
   if constexpr (sizeof(T) <= 4) {
