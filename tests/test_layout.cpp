@@ -58,6 +58,67 @@ std::vector<Shape> factorizations(int64_t n, size_t max_rank) {
   return out;
 }
 
+// Dims keeps up to Dims::kInline dims inline and spills to the heap past that: random edits, copies
+// and moves across that boundary match a std::vector doing the same.
+TEST(Dims, MatchesAVectorAcrossTheInlineLimit) {
+  std::mt19937 rng(7);
+  Dims d;
+  std::vector<int64_t> v;
+  for (int step = 0; step < 4000; ++step) {
+    const int64_t x = static_cast<int64_t>(rng() % 1000) - 500;
+    switch (rng() % 8) {
+      case 0:
+      case 1:
+        d.push_back(x);
+        v.push_back(x);
+        break;
+      case 2:
+        if (!v.empty()) {
+          const size_t at = rng() % v.size();
+          d.erase(at);
+          v.erase(v.begin() + static_cast<std::ptrdiff_t>(at));
+        }
+        break;
+      case 3: {
+        const size_t at = rng() % (v.size() + 1);
+        d.insert(at, x);
+        v.insert(v.begin() + static_cast<std::ptrdiff_t>(at), x);
+        break;
+      }
+      case 4: {
+        const size_t n = rng() % 20;
+        d.resize(n, x);
+        v.resize(n, x);
+        break;
+      }
+      case 5: {  // copy, then move back through a temporary
+        Dims c(d);
+        ASSERT_EQ(c, d);
+        Dims m(std::move(c));
+        ASSERT_TRUE(c.empty());
+        d = Dims{};
+        d = std::move(m);
+        break;
+      }
+      case 6: {
+        Dims c{1, 2, 3};
+        c = d;
+        d = c;
+        break;
+      }
+      default:
+        d = Dims(v.begin(), v.end());
+        break;
+    }
+    ASSERT_EQ(d.size(), v.size()) << "step " << step;
+    ASSERT_EQ(d.vec(), v) << "step " << step;
+  }
+  EXPECT_EQ(Dims(std::vector<int64_t>{4, 5}).str(), "[4, 5]");
+  EXPECT_EQ(Dims(3, 7), (Dims{7, 7, 7}));
+  EXPECT_EQ((Dims{2, 3, 4}).numel(), 24);
+  EXPECT_NE((Dims{2, 3}), (Dims{2, 3, 1}));
+}
+
 TEST(Layout, TryReshapeMatchesBruteForce) {
   std::mt19937_64 rng(5);
   int views = 0, copies = 0;
@@ -129,7 +190,9 @@ TEST(Layout, ContiguityFlag) {
 }
 
 // Values 0..n-1 as i64 on the device, shaped.
-Tensor iota(const Shape& s, const Device& d) { return Tensor::arange(0, static_cast<double>(s.numel()), 1, DType::I64, d).reshape(s); }
+Tensor iota(const Shape& s, const Device& d) {
+  return Tensor::arange(0, static_cast<double>(s.numel()), 1, DType::I64, d).reshape(s);
+}
 std::vector<int64_t> vals(const Tensor& t) { return t.to(Device::cpu()).to_vector<int64_t>(); }
 
 class Views : public ::testing::TestWithParam<Device> {};

@@ -10,7 +10,7 @@ namespace wick {
 std::string Dims::str() const {
   std::ostringstream os;
   os << '[';
-  for (size_t i = 0; i < v_.size(); ++i) os << (i ? ", " : "") << v_[i];
+  for (size_t i = 0; i < size(); ++i) os << (i ? ", " : "") << (*this)[i];
   os << ']';
   return os.str();
 }

@@ -83,7 +83,6 @@ int64_t padded_bytes(int64_t nbytes) { return (nbytes + 3) & ~int64_t{3}; }
 }  // namespace
 
 void* GpuBackend::raw_alloc(int64_t nbytes) {
-  enter("alloc");
   const int64_t padded = padded_bytes(nbytes);
   const int cls = shared_.pool.stream_ordered() ? small_class(padded) : -1;
   const auto record = [&](void* p) {  // caller holds shared_.mu
@@ -102,6 +101,8 @@ void* GpuBackend::raw_alloc(int64_t nbytes) {
       return record(p);
     }
   }
+  // A block from the small cache needs no runtime call; the pool and the fallbacks below do.
+  gpu::set_device(ordinal_);
   const int64_t request = cls >= 0 ? class_bytes(cls) : padded;
   // Larger than the device: out of memory, whatever error code the runtime would pick for it.
   void* p = nbytes <= props_.total_memory ? shared_.pool.allocate(request, stream_) : nullptr;
