@@ -1,23 +1,26 @@
 // Where the host time of a chain of small ops goes, on a machine without perf: a sampling profiler
-// in the process. A POSIX timer signals the main thread every 50 us of wall time (argv[3]); the handler stores
+// in the process. A timer signals every 50 us (argv[3]; see main for which clock); the handler stores
 // the call stack (glibc backtrace over the unwind tables), and at the end each function gets its
 // share of samples, exclusive (at the top of the stack) and inclusive (anywhere in it).
 // Build against a build of wick (CUDA or not) and run where it should be measured; with the build
 // in B (scripts/gpu-check.sh's build-gpu on the GPU machine):
-//   L=$(awk '/^build wick:/{f=1} f&&/LINK_LIBRARIES/{sub(/.*LINK_LIBRARIES = /,""); print; exit}' \
+//   L=$(awk '/^build wick:/{f=1} f&&/LINK_LIBRARIES/{sub(/.*LINK_LIBRARIES = /,""); print; exit}'
 //       $B/build.ninja | sed "s|libwick_check.a||; s|libwick.a|$B/libwick.a|")
-//   g++ -std=c++20 -O2 -rdynamic -Iinclude -o /tmp/hp scripts/probes/host_profile.cpp $L \
-//       -L/usr/local/cuda/targets/x86_64-linux/lib && /tmp/hp [cpu|cuda] [ops] [period_us]
-// -rdynamic lets dladdr name wick's own functions; functions with internal linkage show as [hp].
+//   g++ -std=c++20 -O2 -rdynamic -Iinclude -o /tmp/hp scripts/probes/host_profile.cpp $L
+//       -L/usr/local/cuda/targets/x86_64-linux/lib && /tmp/hp [cpu|cuda] [ops] [period_us] [add|bmm]
+// (each command on one line). -rdynamic lets dladdr name wick's functions; those with internal
+// linkage are named by addr2line (binutils) from the executable's symbol table.
 #include <cxxabi.h>
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <signal.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -38,14 +41,31 @@ struct Sample {
   void* pc[kDepth];
 };
 Sample* g_samples = nullptr;
-volatile int g_count = 0;
-volatile bool g_on = false;
+std::atomic<int> g_next{0};
+std::atomic<bool> g_on{false};
+int g_count = 0;
 
 void on_signal(int, siginfo_t*, void*) {
-  if (!g_on || g_count >= kMaxSamples) return;
-  Sample& s = g_samples[g_count];
-  s.depth = backtrace(s.pc, kDepth);
-  g_count = g_count + 1;
+  if (!g_on.load(std::memory_order_relaxed)) return;
+  const int i = g_next.fetch_add(1, std::memory_order_relaxed);
+  if (i >= kMaxSamples) return;
+  g_samples[i].depth = 0;
+  g_samples[i].depth = backtrace(g_samples[i].pc, kDepth);
+}
+
+// The function at offset `off` of this executable, by addr2line; empty if it cannot tell.
+std::string addr2line(uintptr_t off) {
+  char cmd[128];
+  std::snprintf(cmd, sizeof cmd, "addr2line -f -C -e /proc/%d/exe 0x%lx", static_cast<int>(getpid()),
+                static_cast<unsigned long>(off));
+  FILE* f = popen(cmd, "r");
+  if (!f) return "";
+  char line[4096] = {};
+  const bool ok = std::fgets(line, sizeof line, f) != nullptr;
+  pclose(f);
+  std::string n = ok ? line : "";
+  while (!n.empty() && (n.back() == '\n' || n.back() == '\r')) n.pop_back();
+  return n == "??" ? "" : n;
 }
 
 std::string name_of(void* pc) {
@@ -53,6 +73,13 @@ std::string name_of(void* pc) {
   if (!dladdr(pc, &info) || !info.dli_fname) return "?";
   std::string lib = info.dli_fname;
   lib = lib.substr(lib.find_last_of('/') + 1);
+  static Dl_info self{};
+  static const bool have_self = dladdr(reinterpret_cast<void*>(&addr2line), &self) != 0;
+  if (!info.dli_sname && have_self && info.dli_fbase == self.dli_fbase) {
+    std::string n = addr2line(reinterpret_cast<uintptr_t>(pc) - reinterpret_cast<uintptr_t>(info.dli_fbase));
+    if (n.size() > 150) n = n.substr(0, 150) + "...";
+    if (!n.empty()) return n + " [" + lib + "]";
+  }
   if (!info.dli_sname) return "[" + lib + "]";
   int st = 0;
   char* d = abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &st);
@@ -67,19 +94,32 @@ std::string name_of(void* pc) {
 int main(int argc, char** argv) {
   const std::string dev_name = argc > 1 ? argv[1] : "cuda";
   const int64_t ops = argc > 2 ? std::atoll(argv[2]) : 200000;
-  const long period_ns = argc > 3 ? std::atol(argv[3]) * 1000 : 50000;  // sampling period, us
+  const long period_us = argc > 3 ? std::atol(argv[3]) : 50;
+  const std::string op = argc > 4 ? argv[4] : "add";
   wick::Device d = dev_name == "cpu" ? wick::Device::cpu() : wick::Device::cuda(0);
+  // add: chains of 1000 adds of 16 floats (the benchmark's host_overhead row), sampled on the main
+  // thread every period_us of wall time. bmm: the CPU benchmark's bf16 bmm, 4 x (1024x128 @
+  // 128x1024), sampled on every thread by ITIMER_PROF (process CPU time, the kernel's tick).
+  const bool all_threads = op == "bmm";
   wick::Tensor x = wick::Tensor::rand_uniform({16}, wick::DType::F32, 0, 1, d);
-  auto chain = [&](int64_t k) {
-    wick::Tensor y = x;
-    for (int64_t i = 0; i < k; ++i) y = y.add(x);
+  wick::Tensor ba = wick::Tensor::rand_uniform({4, 1024, 128}, wick::DType::BF16, -1, 1, d);
+  wick::Tensor bb = wick::Tensor::rand_uniform({4, 128, 1024}, wick::DType::BF16, -1, 1, d);
+  const int64_t batch = all_threads ? 1 : 1000;
+  auto run = [&](int64_t k) {
+    if (all_threads) {
+      for (int64_t i = 0; i < k; ++i) (void)ba.matmul(bb);
+    } else {
+      wick::Tensor y = x;
+      for (int64_t i = 0; i < k; ++i) y = y.add(x);
+    }
     d.synchronize();
   };
-  chain(2000);
+  run(all_threads ? 50 : 2000);
   const auto u0 = std::chrono::steady_clock::now();
-  for (int64_t done = 0; done < ops; done += 1000) chain(1000);
+  for (int64_t done = 0; done < ops; done += batch) run(batch);
   const double plain_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - u0).count();
-  std::printf("%s: %.3f us per op (not sampled)\n", dev_name.c_str(), plain_us / static_cast<double>(ops));
+  std::printf("%s %s: %.3f us per op (not sampled)\n", dev_name.c_str(), op.c_str(),
+              plain_us / static_cast<double>(ops));
   {
     void* warm[4];
     (void)backtrace(warm, 4);  // loads the unwinder before the first signal
@@ -89,24 +129,37 @@ int main(int argc, char** argv) {
   sa.sa_sigaction = on_signal;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigaction(SIGPROF, &sa, nullptr);
-  sigevent sev{};
-  sev.sigev_notify = SIGEV_THREAD_ID;
-  sev.sigev_signo = SIGPROF;
-  sev._sigev_un._tid = static_cast<pid_t>(syscall(SYS_gettid));
-  timer_t timer;
-  timer_create(CLOCK_MONOTONIC, &sev, &timer);
-  itimerspec its{};
-  its.it_interval.tv_nsec = period_ns;
-  its.it_value.tv_nsec = period_ns;
+  timer_t timer{};
+  if (all_threads) {
+    itimerval it{};
+    it.it_interval.tv_usec = period_us;
+    it.it_value.tv_usec = period_us;
+    setitimer(ITIMER_PROF, &it, nullptr);
+  } else {
+    sigevent sev{};
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = SIGPROF;
+    sev._sigev_un._tid = static_cast<pid_t>(syscall(SYS_gettid));
+    timer_create(CLOCK_MONOTONIC, &sev, &timer);
+    itimerspec its{};
+    its.it_interval.tv_nsec = period_us * 1000;
+    its.it_value.tv_nsec = period_us * 1000;
+    timer_settime(timer, 0, &its, nullptr);
+  }
   g_on = true;
-  timer_settime(timer, 0, &its, nullptr);
   const auto t0 = std::chrono::steady_clock::now();
-  for (int64_t done = 0; done < ops; done += 1000) chain(1000);
+  for (int64_t done = 0; done < ops; done += batch) run(batch);
   const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
   g_on = false;
-  timer_delete(timer);
-  std::printf("%s: %lld ops, %.3f us per op (sampled), %d samples\n", dev_name.c_str(), static_cast<long long>(ops),
-              us / static_cast<double>(ops), g_count);
+  if (all_threads) {
+    itimerval off{};
+    setitimer(ITIMER_PROF, &off, nullptr);
+  } else {
+    timer_delete(timer);
+  }
+  g_count = std::min(g_next.load(), kMaxSamples);
+  std::printf("%s %s: %lld ops, %.3f us per op (sampled), %d samples\n", dev_name.c_str(), op.c_str(),
+              static_cast<long long>(ops), us / static_cast<double>(ops), g_count);
 
   std::map<void*, std::string> names;
   auto name = [&](void* pc) -> const std::string& {

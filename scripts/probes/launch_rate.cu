@@ -7,6 +7,7 @@
 //   device, 1000 in a row        event time of the same chain (what wick bench's host_overhead reads)
 //   device, graph of 1000        one CUDA graph of 1000 kernel nodes: the GPU's own rate, no host
 //   cuLaunchKernel               the driver API instead of the runtime's <<<>>>
+//   stream KIND 1000 + sync      host time of 1000 launches and the wait, per kind of stream
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -88,6 +89,22 @@ int main() {
   std::printf("cuLaunchKernel, 1000 (dev)   %.3f us\n", device_us(1000, drv));
   auto rt = [&] { cudaLaunchKernel(reinterpret_cast<const void*>(add16), dim3(1), dim3(128), args, 0, s); };
   std::printf("cudaLaunchKernel, burst 64   %.3f us\n", host_us(64, rt));
+  // The same chain on other kinds of stream: does the driver's cost depend on the stream?
+  cudaStream_t blocking;
+  cudaStreamCreate(&blocking);
+  const std::pair<const char*, cudaStream_t> kinds[] = {
+      {"non-blocking", s}, {"blocking", blocking}, {"legacy 0", nullptr}, {"per-thread", cudaStreamPerThread}};
+  for (const auto& [name, st] : kinds) {
+    std::vector<double> t;
+    for (int rep = 0; rep < 7; ++rep) {
+      cudaDeviceSynchronize();
+      const auto t0 = Clock::now();
+      for (int i = 0; i < 1000; ++i) add16<<<1, 128, 0, st>>>(y, a, b, 16);
+      cudaStreamSynchronize(st);
+      t.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / 1000);
+    }
+    std::printf("stream %-13s 1000 + sync  %.3f us\n", name, median(t));
+  }
   const cudaError_t err = cudaDeviceSynchronize();
   std::printf("status: %s\n", cudaGetErrorString(err));
   return 0;
