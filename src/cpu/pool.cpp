@@ -47,12 +47,15 @@ void for_each_plane(const Plane4& x, const Plane4& y, int64_t per_plane, F&& f) 
   });
 }
 
-template <class T>
-void avg_pool_typed(const TensorArg& src, const TensorArg& dst, const Pool2dParams& p) {
-  using A = compute_t<T>;
-  const Plane4 x = plane4(src), y = plane4(dst);
-  const T* xp = src.ptr<T>();
-  T* yp = dst.ptr<T>();
+// A pooling window, clipped to the input: rows [hs, he) and columns [ws, we) of the plane at xo;
+// (h0, w0) is its unclipped top left corner (negative in the padding).
+struct Window {
+  int64_t xo, h0, w0, hs, he, ws, we;
+};
+
+// f(window, y index) for every output of a pooling with kernel kh x kw (p's strides and padding).
+template <class F>
+void for_each_window(const Plane4& x, const Plane4& y, const Pool2dParams& p, F&& f) {
   const int64_t kh = p.kernel[0], kw = p.kernel[1];
   for_each_plane(x, y, y.h * y.w * kh * kw, [&](int64_t xo, int64_t yo) {
     for (int64_t oh = 0; oh < y.h; ++oh) {
@@ -60,14 +63,25 @@ void avg_pool_typed(const TensorArg& src, const TensorArg& dst, const Pool2dPara
       const int64_t hs = std::max<int64_t>(h0, 0), he = std::min(h0 + kh, x.h);
       for (int64_t ow = 0; ow < y.w; ++ow) {
         const int64_t w0 = ow * p.stride[1] - p.padding[1];
-        const int64_t ws = std::max<int64_t>(w0, 0), we = std::min(w0 + kw, x.w);
-        A sum = 0;
-        for (int64_t ih = hs; ih < he; ++ih)
-          for (int64_t iw = ws; iw < we; ++iw) sum += convert<A>(xp[xo + ih * x.sh + iw * x.sw]);
-        const int64_t div = convmath::avg_pool_divisor(h0, w0, kh, kw, x.h, x.w, p.count_include_pad);
-        yp[yo + oh * y.sh + ow * y.sw] = convert<T>(sum / static_cast<A>(div));
+        f(Window{xo, h0, w0, hs, he, std::max<int64_t>(w0, 0), std::min(w0 + kw, x.w)}, yo + oh * y.sh + ow * y.sw);
       }
     }
+  });
+}
+
+template <class T>
+void avg_pool_typed(const TensorArg& src, const TensorArg& dst, const Pool2dParams& p) {
+  using A = compute_t<T>;
+  const Plane4 x = plane4(src), y = plane4(dst);
+  const T* xp = src.ptr<T>();
+  T* yp = dst.ptr<T>();
+  for_each_window(x, y, p, [&](const Window& w, int64_t yi) {
+    A sum = 0;
+    for (int64_t ih = w.hs; ih < w.he; ++ih)
+      for (int64_t iw = w.ws; iw < w.we; ++iw) sum += convert<A>(xp[w.xo + ih * x.sh + iw * x.sw]);
+    const int64_t div =
+        convmath::avg_pool_divisor(w.h0, w.w0, p.kernel[0], p.kernel[1], x.h, x.w, p.count_include_pad);
+    yp[yi] = convert<T>(sum / static_cast<A>(div));
   });
 }
 
@@ -110,33 +124,24 @@ void max_pool_typed(const TensorArg& src, const TensorArg& dst, const Pool2dPara
   const T* xp = src.ptr<T>();
   T* yp = dst.ptr<T>();
   const int64_t kh = p.kernel[0], kw = p.kernel[1];
-  for_each_plane(x, y, y.h * y.w * kh * kw, [&](int64_t xo, int64_t yo) {
-    for (int64_t oh = 0; oh < y.h; ++oh) {
-      const int64_t h0 = oh * p.stride[0] - p.padding[0];
-      const int64_t hs = std::max<int64_t>(h0, 0), he = std::min(h0 + kh, x.h);
-      for (int64_t ow = 0; ow < y.w; ++ow) {
-        const int64_t w0 = ow * p.stride[1] - p.padding[1];
-        const int64_t ws = std::max<int64_t>(w0, 0), we = std::min(w0 + kw, x.w);
-        if (kh == kw && (kh == 2 || kh == 3) && hs == h0 && he == h0 + kh && ws == w0 && we == w0 + kw) {
-          const T* win = xp + xo + h0 * x.sh + w0 * x.sw;
-          yp[yo + oh * y.sh + ow * y.sw] =
-              kh == 2 ? window_max<2, T, A>(win, x.sh, x.sw) : window_max<3, T, A>(win, x.sh, x.sw);
-          continue;
-        }
-        T best = xp[xo + hs * x.sh + ws * x.sw];
-        A best_v = convert<A>(best);
-        for (int64_t ih = hs; ih < he; ++ih)
-          for (int64_t iw = ws; iw < we; ++iw) {
-            const T v = xp[xo + ih * x.sh + iw * x.sw];
-            const A a = convert<A>(v);
-            if (convmath::max_pool_takes(a, best_v)) {
-              best = v;
-              best_v = a;
-            }
-          }
-        yp[yo + oh * y.sh + ow * y.sw] = best;
-      }
+  for_each_window(x, y, p, [&](const Window& w, int64_t yi) {
+    if (kh == kw && (kh == 2 || kh == 3) && w.hs == w.h0 && w.he == w.h0 + kh && w.ws == w.w0 && w.we == w.w0 + kw) {
+      const T* win = xp + w.xo + w.h0 * x.sh + w.w0 * x.sw;
+      yp[yi] = kh == 2 ? window_max<2, T, A>(win, x.sh, x.sw) : window_max<3, T, A>(win, x.sh, x.sw);
+      return;
     }
+    T best = xp[w.xo + w.hs * x.sh + w.ws * x.sw];
+    A best_v = convert<A>(best);
+    for (int64_t ih = w.hs; ih < w.he; ++ih)
+      for (int64_t iw = w.ws; iw < w.we; ++iw) {
+        const T v = xp[w.xo + ih * x.sh + iw * x.sw];
+        const A a = convert<A>(v);
+        if (convmath::max_pool_takes(a, best_v)) {
+          best = v;
+          best_v = a;
+        }
+      }
+    yp[yi] = best;
   });
 }
 
