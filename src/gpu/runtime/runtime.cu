@@ -3,6 +3,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "gpu/runtime/runtime.h"
@@ -126,9 +127,20 @@ void check_launch(const char* op, int device) {
 }
 
 int resident_blocks(const void* kernel, int block, int64_t shared, const char* op, int device) {
+  // Asked once per kernel, device and launch shape (one runtime call each time otherwise); per
+  // device, as the devices of one process may differ.
+  static std::mutex* mu = new std::mutex;
+  static auto* known = new std::map<std::tuple<const void*, int, int, int64_t>, int>;
+  const auto key = std::make_tuple(kernel, device, block, shared);
+  {
+    std::lock_guard<std::mutex> g(*mu);
+    if (const auto it = known->find(key); it != known->end()) return it->second;
+  }
   int n = 0;
   check(WICK_VENDOR(OccupancyMaxActiveBlocksPerMultiprocessor)(&n, kernel, block, static_cast<size_t>(shared)), op,
         device);
+  std::lock_guard<std::mutex> g(*mu);
+  (*known)[key] = n;
   return n;
 }
 

@@ -49,7 +49,7 @@ void check_launch(const char* op, int device);
 void allow_dynamic_shared(const void* kernel, int64_t bytes, const char* op, int device);
 
 // How many blocks of `block` threads (and `shared` bytes of dynamic shared memory) of `kernel` fit
-// on one multiprocessor of the current device at once.
+// on one multiprocessor of the current device (`device`) at once; cached per kernel, device and shape.
 int resident_blocks(const void* kernel, int block, int64_t shared, const char* op, int device);
 
 class Stream {
