@@ -22,6 +22,19 @@
 // (bf16 0.17 ms against 0.11). Other layouts: f32 is gathered with 4-byte copies, a vector's channels
 // a plane apart (a warp's 32 pixels still read consecutive addresses), which saves the channels-last
 // copy of x (18 us of the f32 row's 0.26 ms); 16-bit inputs are copied to channels-last first.
+//
+// Note [GPU implicit conv gather lanes]
+// A step's gather is kBM pixels by kVecs 16-byte vectors. With 16-bit elements, four consecutive
+// lanes take the four vectors of one pixel (its 64 contiguous bytes of the step's tap and channels),
+// and each thread does that for two pixels 64 apart: a warp's copy then touches 8 cache lines. The
+// first mapping (two lanes per pixel, each its own two vectors, one per copy) touched 16 lines per
+// copy with half of each, and L1 (which serves the taps' overlapping reads: 74% hits) was the
+// limit: on the H100's conv2d bf16 row the kernel took 61.8 us under ncu with 8.9 M shared / L1
+// wavefronts (4.9 M of them for the copies), now 55.2 us with 7.1 M (3.1 M), and the row 0.0670 ->
+// 0.0614 ms. f32 keeps one pixel per thread: its copies from NCHW read 32 consecutive pixels of one
+// channel per warp, one line. Tried and not kept: a 64-wide K step (a whole tap of 64 channels per
+// step, one line per pixel, 83 KB of dynamic shared memory, two blocks per multiprocessor): 0.067
+// ms, with L1 hits down to 16% (the larger shared carve-out) and fewer warps to hide the latency.
 // The product: f32 runs on the FMA units, each thread an 8x8 register tile (BK 16, 128 threads);
 // bf16 / f16 run on the tensor cores where the compiler targets them (CUDA sm_80+, ldmatrix and
 // m16n8k16 MMAs, f32 accumulators, BK 32, 256 threads), each warp a 32x32 tile. Elsewhere (ROCm
@@ -232,10 +245,13 @@ __global__ void __launch_bounds__(Product<T>::kThreads, Product<T>::kBlocksPerSm
   using P = Product<T>;
   constexpr int kThreads = P::kThreads, V = 16 / sizeof(T), BK = P::kBK, kRowVecs = kBN / V;
   constexpr int kStageA = kBM * P::kLdA, kStageB = BK * P::kLdB;
-  // Per thread and step: kAV vectors of one pixel's K range, kBV vectors of weights.
-  constexpr int kPixelThreads = kThreads / kBM, kAV = kVecs / kPixelThreads, kBV = BK * kRowVecs / kThreads;
+  // Per thread and step: kBV vectors of weights, and kPP pixels' kAV vectors each of the gather
+  // (Note [GPU implicit conv gather lanes]).
+  constexpr bool kSpread = sizeof(T) == 2;
+  constexpr int kPixelThreads = kSpread ? kVecs : kThreads / kBM, kAV = kVecs / kPixelThreads;
+  constexpr int kPP = kSpread ? kBM * kVecs / kThreads : 1, kBV = BK * kRowVecs / kThreads;
   static_assert(BK == kVecs * V && kThreads % kBM == 0 && kAV * kPixelThreads == kVecs &&
-                kBV * kThreads == BK * kRowVecs);
+                kPP * kAV * kThreads == kBM * kVecs && kBV * kThreads == BK * kRowVecs);
   __shared__ __align__(128) unsigned char smem[smem_bytes<T, P>()];
   T* const as = reinterpret_cast<T*>(smem);          // [kStages][kBM][kLdA]
   T* const bs = as + kStages * kStageA;              // [kStages][BK][kLdB]
@@ -243,22 +259,29 @@ __global__ void __launch_bounds__(Product<T>::kThreads, Product<T>::kBlocksPerSm
 
   const int tid = static_cast<int>(threadIdx.x);
   const int gi = static_cast<int>(blockIdx.y) / a.n_tiles, n0 = (static_cast<int>(blockIdx.y) % a.n_tiles) * kBN;
-  // The gather: pixel am's vectors av .. av + kAV - 1 of each step.
-  const int am = tid / kPixelThreads, av = (tid % kPixelThreads) * kAV;
-  const int64_t pa = static_cast<int64_t>(blockIdx.x) * kBM + am;
-  uint32_t mask = 0;  // bit t: tap t of pixel pa lies inside the image (none past the last pixel)
-  const T* xa = x;
-  if (pa < a.pixels) {
-    const int64_t s = pa / a.plane;
-    const int q = static_cast<int>(pa - s * a.plane), oy = q / a.ow, ox = q - oy * a.ow;
-    const int iy0 = oy * a.sh - a.ph, ix0 = ox * a.sw - a.pw;
-    for (int i = 0, t = 0; i < a.kh; ++i)
-      for (int j = 0; j < a.kw; ++j, ++t)
-        if (static_cast<unsigned>(iy0 + i * a.dh) < static_cast<unsigned>(a.h) &&
-            static_cast<unsigned>(ix0 + j * a.dw) < static_cast<unsigned>(a.w))
-          mask |= 1u << t;
-    xa = x + s * a.x_n + static_cast<int64_t>(gi) * a.cg * a.x_c + static_cast<int64_t>(iy0) * a.x_h +
-         static_cast<int64_t>(ix0) * a.x_w;
+  // The gather: vectors av .. av + kAV - 1 of each step, for pixels am[0 .. kPP - 1].
+  const int av = (tid % kPixelThreads) * kAV;
+  int am[kPP];
+  uint32_t mask[kPP];  // bit t: tap t of the pixel lies inside the image (none past the last pixel)
+  const T* xa[kPP];
+#pragma unroll
+  for (int q = 0; q < kPP; ++q) {
+    am[q] = tid / kPixelThreads + q * (kThreads / kPixelThreads);
+    const int64_t pa = static_cast<int64_t>(blockIdx.x) * kBM + am[q];
+    mask[q] = 0;
+    xa[q] = x;
+    if (pa < a.pixels) {
+      const int64_t s = pa / a.plane;
+      const int rest = static_cast<int>(pa - s * a.plane), oy = rest / a.ow, ox = rest - oy * a.ow;
+      const int iy0 = oy * a.sh - a.ph, ix0 = ox * a.sw - a.pw;
+      for (int i = 0, t = 0; i < a.kh; ++i)
+        for (int j = 0; j < a.kw; ++j, ++t)
+          if (static_cast<unsigned>(iy0 + i * a.dh) < static_cast<unsigned>(a.h) &&
+              static_cast<unsigned>(ix0 + j * a.dw) < static_cast<unsigned>(a.w))
+            mask[q] |= 1u << t;
+      xa[q] = x + s * a.x_n + static_cast<int64_t>(gi) * a.cg * a.x_c + static_cast<int64_t>(iy0) * a.x_h +
+              static_cast<int64_t>(ix0) * a.x_w;
+    }
   }
   const int tap_h = a.dh * a.x_h, tap_w = a.dw * a.x_w, taps = a.kh * a.kw;
   Cursor<V> cur(a, av * V);
@@ -268,18 +291,22 @@ __global__ void __launch_bounds__(Product<T>::kThreads, Product<T>::kBlocksPerSm
 
   // Step `step`'s tiles into stage buf; the cursors stand at that step and move on to the next.
   auto issue = [&](int step, int buf) {
-    T* const at = as + buf * kStageA + am * P::kLdA + av * V;
     // The cursor walks this thread's vectors, then the other threads' of the pixel, to the next step.
 #pragma unroll
     for (int r = 0; r < kVecs; ++r) {
       if (r < kAV) {
-        const bool in = cur.t < taps && ((mask >> cur.t) & 1u);
-        const T* const src = in ? xa + (cur.i * tap_h + cur.j * tap_w + cur.c * a.x_c) : x;
-        if (sizeof(T) == 4 && a.x_c != 1) {  // f32 channels a plane apart: V loads of 4 bytes
+        const int64_t off = cur.i * tap_h + cur.j * tap_w + cur.c * a.x_c;
 #pragma unroll
-          for (int e = 0; e < V; ++e) copy_async<4>(at + r * V + e, src + (in ? e * a.x_c : 0), in);
-        } else {
-          copy_async<16>(at + r * V, src, in);
+        for (int q = 0; q < kPP; ++q) {
+          T* const at = as + buf * kStageA + am[q] * P::kLdA + (av + r) * V;
+          const bool in = cur.t < taps && ((mask[q] >> cur.t) & 1u);
+          const T* const src = in ? xa[q] + off : x;
+          if (sizeof(T) == 4 && a.x_c != 1) {  // f32 channels a plane apart: V loads of 4 bytes
+#pragma unroll
+            for (int e = 0; e < V; ++e) copy_async<4>(at + e, src + (in ? e * a.x_c : 0), in);
+          } else {
+            copy_async<16>(at, src, in);
+          }
         }
       }
       cur.next(a);
