@@ -6,8 +6,8 @@
 //   wick::empty_cache(dev);  // give cached, unused blocks back to the driver
 //
 // GPU backends allocate stream-ordered from a per-device pool that keeps freed blocks for reuse,
-// so reserved stays above in_use until empty_cache. The CPU backend keeps freed blocks of 4 MiB and
-// more for reuse (up to 4 GiB, or an eighth of the memory if less) until empty_cache; it keeps no
+// so reserved stays above in_use until empty_cache. The CPU backend keeps freed blocks of 256 KiB
+// and more for reuse (up to 4 GiB, or an eighth of the memory if less) until empty_cache; it keeps no
 // statistics (zeros).
 #pragma once
 
