@@ -8,8 +8,11 @@
 //       $B/build.ninja | sed "s|libwick_check.a||; s|libwick.a|$B/libwick.a|")
 //   g++ -std=c++20 -O2 -rdynamic -Iinclude -o /tmp/hp scripts/probes/host_profile.cpp $L
 //       -L/usr/local/cuda/targets/x86_64-linux/lib && /tmp/hp [cpu|cuda] [ops] [period_us] [add|bmm|conv]
-// (each command on one line). -rdynamic lets dladdr name wick's functions; those with internal
-// linkage are named by addr2line (binutils) from the executable's symbol table.
+// (each command on one line). Keep the build's link line ($L): its rpath picks the OpenMP OpenBLAS;
+// without it the loader may find the pthreads build, whose threads then fight OpenMP's (the f32
+// conv took 10 ms instead of 3 on two cores, 80% of it in sched_yield and libgomp). -rdynamic lets
+// dladdr name wick's functions; those with internal linkage are named by addr2line (binutils) from
+// the executable's symbol table.
 #include <cxxabi.h>
 #include <dlfcn.h>
 #include <execinfo.h>
@@ -99,14 +102,15 @@ int main(int argc, char** argv) {
   wick::Device d = dev_name == "cpu" ? wick::Device::cpu() : wick::Device::cuda(0);
   // add: chains of 1000 adds of 16 floats (the benchmark's host_overhead row), sampled on the main
   // thread every period_us of wall time. bmm: the CPU benchmark's bf16 bmm, 4 x (1024x128 @
-  // 128x1024), and conv: its bf16 conv2d, N2 C64->64 56x56 3x3 padding 1, each sampled on every
-  // thread by ITIMER_PROF (process CPU time, the kernel's tick).
+  // 128x1024), and conv: its bf16 conv2d (f32 with HP_F32 set), N2 C64->64 56x56 3x3 padding 1, each
+  // sampled on every thread by ITIMER_PROF (process CPU time, the kernel's tick).
   const bool all_threads = op == "bmm" || op == "conv";
   wick::Tensor x = wick::Tensor::rand_uniform({16}, wick::DType::F32, 0, 1, d);
   wick::Tensor ba = wick::Tensor::rand_uniform({4, 1024, 128}, wick::DType::BF16, -1, 1, d);
   wick::Tensor bb = wick::Tensor::rand_uniform({4, 128, 1024}, wick::DType::BF16, -1, 1, d);
-  wick::Tensor cx = wick::Tensor::rand_uniform({2, 64, 56, 56}, wick::DType::BF16, -1, 1, d);
-  wick::Tensor cw = wick::Tensor::rand_uniform({64, 64, 3, 3}, wick::DType::BF16, -1, 1, d);
+  const wick::DType conv_dt = std::getenv("HP_F32") ? wick::DType::F32 : wick::DType::BF16;
+  wick::Tensor cx = wick::Tensor::rand_uniform({2, 64, 56, 56}, conv_dt, -1, 1, d);
+  wick::Tensor cw = wick::Tensor::rand_uniform({64, 64, 3, 3}, conv_dt, -1, 1, d);
   wick::Conv2dParams cp;
   cp.padding = {1, 1};
   const int64_t batch = all_threads ? 1 : 1000;
