@@ -62,7 +62,7 @@ std::vector<bf16> random_bf16(int64_t n, std::mt19937& rng) {
 }
 
 // c = a @ b through gemm_bf16 at level isa for one product, a, b and c laid out as la, lb, lc,
-// against the f64 product (the bound of expect_product_close); the elements of c's buffer outside
+// against the f64 product (within testing::sum_error_bound); the elements of c's buffer outside
 // c keep their value.
 void check_gemm(int64_t m, int64_t n, int64_t k, const Layout2& la, const Layout2& lb, const Layout2& lc, simd::Isa isa,
                 std::mt19937& rng) {
@@ -90,8 +90,8 @@ void check_gemm(int64_t m, int64_t n, int64_t k, const Layout2& la, const Layout
       const size_t at = static_cast<size_t>(i * lc.rs + j * lc.cs);
       inside[at] = true;
       const double got = bf16_value(c[at]);
-      const double bound = 0x1p-8 * std::abs(want) + (static_cast<double>(k) + 2) * 0x1p-24 * mag * (1 + 0x1p-8);
-      ASSERT_LE(std::abs(got - want), bound) << "element (" << i << ", " << j << ")";
+      ASSERT_LE(std::abs(got - want), testing::sum_error_bound(want, mag, k, 0x1p-8))
+          << "element (" << i << ", " << j << ")";
     }
   for (size_t i = 0; i < c.size(); ++i) {
     if (!inside[i]) {

@@ -29,19 +29,22 @@ inline std::vector<unsigned char> bytes_of(const Tensor& t) {
   return b;
 }
 
-// c, sums of k products each, against their exact values `want` (f64): c rounded to its type
-// (half an ulp) and f32 accumulation (k + 2 roundings of the sum of the products' magnitudes,
-// `mag`, at most).
+// The error allowed to a sum of k products with exact value `want` and products' magnitudes summing
+// to `mag`: rounded to its type (half_ulp, relative) after f32 accumulation (k + 2 roundings of
+// `mag` at most).
+inline double sum_error_bound(double want, double mag, int64_t k, double half_ulp) {
+  return half_ulp * std::abs(want) + (static_cast<double>(k) + 2) * 0x1p-24 * mag * (1 + half_ulp);
+}
+
+// c, sums of k products each, against their exact values `want` (f64) within sum_error_bound.
 inline void expect_sums_close(const Tensor& c, const Tensor& want, const Tensor& mag, int64_t k) {
   const Device cpu = Device::cpu();
   ASSERT_EQ(c.shape(), want.shape());
   const std::vector<double> w = want.to(cpu).to_vector<double>(), m = mag.to(cpu).to_vector<double>();
   const std::vector<double> got = c.to(cpu).to_dtype(DType::F64).to_vector<double>();
   const double half_ulp = c.dtype() == DType::BF16 ? 0x1p-8 : c.dtype() == DType::F16 ? 0x1p-11 : 0x1p-24;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double acc = (static_cast<double>(k) + 2) * 0x1p-24 * m[i];
-    ASSERT_LE(std::abs(got[i] - w[i]), half_ulp * std::abs(w[i]) + acc * (1 + half_ulp)) << "element " << i;
-  }
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_LE(std::abs(got[i] - w[i]), sum_error_bound(w[i], m[i], k, half_ulp)) << "element " << i;
 }
 
 // c, computed as a @ b, against the product of the same (rounded) inputs in f64.

@@ -8,8 +8,9 @@ Method, per row: random inputs (never zeros), one warm-up run per input set (at 
 `reps` timed runs, median reported. When one run's inputs fit in a 50 MB L2-sized budget, several
 input sets are made and the runs rotate among them. GPU runs are timed with CUDA events around each
 run (after a synchronize, behind row sums over 256 MB that keep the GPU busy while the run's kernels
-are queued, so that the events time the device's work); CPU runs with synchronize + time.perf_counter. TF32 is off for matmul and
-conv (wick's f32 rows are f32); cudnn.benchmark is on, so torch convs use their best algorithm.
+are queued, so that the events time the device's work); CPU runs with synchronize +
+time.perf_counter. TF32 is off for matmul and conv (wick's f32 rows are f32); cudnn.benchmark is
+on, so torch convs use their best algorithm.
 
 usage: torch_bench.py [--device cuda|cuda:N|rocm|cpu] [--op NAME]... [--reps N]
                       [--quick | --cpu-shapes | --gpu-shapes] [--bw GBS]

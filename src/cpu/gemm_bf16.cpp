@@ -121,19 +121,10 @@ WICK_BF16 void store_tile(const float* c, int64_t ldc, int64_t mr, int64_t nr, b
       for (int64_t j = 0; j < nr; ++j) d[r * rs + j * cs] = bf16(c[r * ldc + j]);
     return;
   }
-  const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
-  const __m512i half = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1), quiet = _mm512_set1_epi32(0x40);
-  for (int64_t r = 0; r < mr; ++r)
-    for (int64_t j = 0; j < nr; j += 16) {
-      const __mmask16 keep = static_cast<__mmask16>(nr - j >= 16 ? 0xffff : (1u << (nr - j)) - 1);
-      const __m512i u = _mm512_castps_si512(_mm512_loadu_ps(c + r * ldc + j));
-      const __m512i hi = _mm512_srli_epi32(u, 16);
-      const __m512i bias = _mm512_add_epi32(half, _mm512_and_si512(hi, one));
-      const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(u, bias), 16);
-      const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, abs_mask), inf);
-      const __m512i out = _mm512_mask_mov_epi32(rounded, nan, _mm512_or_si512(hi, quiet));
-      _mm256_mask_storeu_epi16(&d[r * rs + j].bits, keep, _mm512_cvtepi32_epi16(out));
-    }
+  // Rows of unit stride: simd's conversion (the same rounding), at the AVX-512 level every
+  // processor that runs this kernel has.
+  const auto to_bf16 = simd::kernels(simd::Isa::Avx512).f32_to_bf16;
+  for (int64_t r = 0; r < mr; ++r) to_bf16(c + r * ldc, &d[r * rs].bits, nr);
 }
 
 // Packs a panel of R lanes (rows of a, columns of b) for the kernel: out[(p * R + l) * 2 + s] =

@@ -85,13 +85,31 @@ void avg_pool_typed(const TensorArg& src, const TensorArg& dst, const Pool2dPara
   });
 }
 
-// The max of a K x K window with no padding in it, in the generic loop's order (the same result):
-// a compile-time K unrolls the common 2x2 and 3x3 windows.
+// The max of the rows x cols window at p: its elements offered in row-major order to
+// convmath::max_pool_takes (a NaN takes over from anything, ties keep the earlier element).
+template <class T, class A, class I>
+inline T window_best(const T* p, I rows, I cols, int64_t sh, int64_t sw) {
+  T best = p[0];
+  A best_v = convert<A>(best);
+  for (I ih = 0; ih < rows; ++ih)
+    for (I iw = 0; iw < cols; ++iw) {
+      const T v = p[ih * sh + iw * sw];
+      const A a = convert<A>(v);
+      if (convmath::max_pool_takes(a, best_v)) {
+        best = v;
+        best_v = a;
+      }
+    }
+  return best;
+}
+
+// The max of a K x K window with no padding in it, in window_best's order (the same result): a
+// compile-time K unrolls the common 2x2 and 3x3 windows.
 template <int K, class T, class A>
 inline T window_max(const T* p, int64_t sh, int64_t sw) {
   if constexpr (std::is_same_v<T, A> && std::is_floating_point_v<T>) {
     // maxss-style selects and a NaN flag: no branch per element (random data mispredicts half
-    // of them); a window with a NaN goes through the loop below, which returns its first NaN.
+    // of them); a window with a NaN goes to window_best, whose order decides which NaN comes out.
     T m = p[0];
     bool nan = false;
     for (int ih = 0; ih < K; ++ih)
@@ -102,18 +120,7 @@ inline T window_max(const T* p, int64_t sh, int64_t sw) {
       }
     if (!nan) return m;
   }
-  T best = p[0];
-  A best_v = convert<A>(best);
-  for (int ih = 0; ih < K; ++ih)
-    for (int iw = 0; iw < K; ++iw) {
-      const T v = p[ih * sh + iw * sw];
-      const A a = convert<A>(v);
-      if (convmath::max_pool_takes(a, best_v)) {
-        best = v;
-        best_v = a;
-      }
-    }
-  return best;
+  return window_best<T, A>(p, K, K, sh, sw);
 }
 
 // Every window holds at least one real element: the front end keeps padding <= kernel / 2.
@@ -130,18 +137,7 @@ void max_pool_typed(const TensorArg& src, const TensorArg& dst, const Pool2dPara
       yp[yi] = kh == 2 ? window_max<2, T, A>(win, x.sh, x.sw) : window_max<3, T, A>(win, x.sh, x.sw);
       return;
     }
-    T best = xp[w.xo + w.hs * x.sh + w.ws * x.sw];
-    A best_v = convert<A>(best);
-    for (int64_t ih = w.hs; ih < w.he; ++ih)
-      for (int64_t iw = w.ws; iw < w.we; ++iw) {
-        const T v = xp[w.xo + ih * x.sh + iw * x.sw];
-        const A a = convert<A>(v);
-        if (convmath::max_pool_takes(a, best_v)) {
-          best = v;
-          best_v = a;
-        }
-      }
-    yp[yi] = best;
+    yp[yi] = window_best<T, A>(xp + w.xo + w.hs * x.sh + w.ws * x.sw, w.he - w.hs, w.we - w.ws, x.sh, x.sw);
   });
 }
 

@@ -108,6 +108,17 @@ struct Geometry {
   int64_t tiles_per_sample, tiles;
 };
 
+// Tile t's sample and its row and column among the sample's tiles (2x2 output pixels each).
+struct TilePos {
+  int64_t s;
+  int ty, tx;
+};
+__device__ __forceinline__ TilePos tile_pos(const Geometry& q, int64_t t) {
+  const int64_t s = t / q.tiles_per_sample;
+  const int r = static_cast<int>(t - s * q.tiles_per_sample), ty = r / q.tiles_w;
+  return {s, ty, r - ty * q.tiles_w};
+}
+
 // V = B^T d B of patch d (row-major 4x4), in place.
 __device__ __forceinline__ void input_transform(float (&d)[16]) {
 #pragma unroll
@@ -142,9 +153,8 @@ __global__ void __launch_bounds__(kThreads, 2)
   uint32_t inside = 0;  // bit 4r + c: patch row r, column c lies in the image
   const float* px = x;
   if (tid < kPatchThreads && tile0 + ptile < q.tiles) {
-    const int64_t t = tile0 + ptile, s = t / q.tiles_per_sample;
-    const int r = static_cast<int>(t - s * q.tiles_per_sample), ty = r / q.tiles_w, tx = r - ty * q.tiles_w;
-    const int iy0 = 2 * ty - a.ph, ix0 = 2 * tx - a.pw;
+    const TilePos tp = tile_pos(q, tile0 + ptile);
+    const int iy0 = 2 * tp.ty - a.ph, ix0 = 2 * tp.tx - a.pw;
 #pragma unroll
     for (int i = 0; i < 4; ++i)
 #pragma unroll
@@ -152,7 +162,7 @@ __global__ void __launch_bounds__(kThreads, 2)
         if (static_cast<unsigned>(iy0 + i) < static_cast<unsigned>(a.h) &&
             static_cast<unsigned>(ix0 + j) < static_cast<unsigned>(a.w))
           inside |= 1u << (4 * i + j);
-    px = x + s * a.x_n + (static_cast<int64_t>(gi) * a.cg + pch) * a.x_c + static_cast<int64_t>(iy0) * a.x_h +
+    px = x + tp.s * a.x_n + (static_cast<int64_t>(gi) * a.cg + pch) * a.x_c + static_cast<int64_t>(iy0) * a.x_h +
          static_cast<int64_t>(ix0) * a.x_w;
   }
   // Step `step`'s patches (raw, [element][patch thread]) and U's slice ([e][c][co0 .. co0 + 63], rows
@@ -259,15 +269,14 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
     const float y[2][2] = {{r0[0] + r0[1] + r0[2], r0[1] - r0[2] - r0[3]},
                            {r1[0] + r1[1] + r1[2], r1[1] - r1[2] - r1[3]}};
-    const int64_t s = t / q.tiles_per_sample;
-    const int r = static_cast<int>(t - s * q.tiles_per_sample), ty = r / q.tiles_w, tx = r - ty * q.tiles_w;
-    float* const o = out + s * (static_cast<int64_t>(a.groups) * a.cog * a.oh * a.ow) +
+    const TilePos tp = tile_pos(q, t);
+    float* const o = out + tp.s * (static_cast<int64_t>(a.groups) * a.cog * a.oh * a.ow) +
                      (static_cast<int64_t>(gi) * a.cog + co0 + co) * a.oh * a.ow;
 #pragma unroll
     for (int i = 0; i < 2; ++i)
 #pragma unroll
       for (int j = 0; j < 2; ++j) {
-        const int oy = 2 * ty + i, ox = 2 * tx + j;
+        const int oy = 2 * tp.ty + i, ox = 2 * tp.tx + j;
         if (oy < a.oh && ox < a.ow) o[static_cast<int64_t>(oy) * a.ow + ox] = y[i][j];
       }
   }

@@ -416,9 +416,9 @@ void nearest(const LaunchCtx& ctx, const Plane4& x, const Plane4& y, const Tenso
 // elements (sixteen 1-byte outputs, 64 or 144 window elements, took 115 to 256 VGPRs per thread on
 // gfx90a; eight take 42 to 108). The host checks: unit stride along W for x and dst; both base
 // pointers aligned to V elements (x to 2V for Wide) and their N / C / H strides (of the dims longer
-// than 1) multiples of that; out_w a multiple of V. A
-// window row reads columns up to out_w * kw - 1 < in_w and rows up to (out_h - 1) * sh + kh - 1 <
-// in_h, so inputs wider or taller than the windows cover are fine. When kh == kw every window row
+// than 1) multiples of that; out_w a multiple of V. A window row reads columns up to out_w * kw - 1
+// < in_w and rows up to (out_h - 1) * sh + kh - 1 < in_h, so inputs wider or taller than the
+// windows cover are fine. When kh == kw every window row
 // is loaded before the first comparison (2x2: four 16-byte loads for f32); other heights loop over
 // the rows. Each window is offered to MaxPool<T>::Best in row-major order, so NaNs and ties give
 // the CPU's bytes. The index split is three multiply-highs per thread (Divider), one item per
@@ -428,9 +428,10 @@ void nearest(const LaunchCtx& ctx, const Plane4& x, const Plane4& y, const Tenso
 // to 0.0130-0.0131 ms in one run (device time, Note [Bench timer] in tools/wick/bench.cpp), from
 // 16.5-16.9 to 11.6-12.1 us under ncu; the Wide loads (V 4 -> 2 for f32) then took it from
 // 0.0129-0.0132 ms over three runs of the row alone to 0.0127-0.0128 in three (0.0131 in the next
-// full benchmark run, 0.0132 in the two before: within the noise there). A kernel with the same traffic read
-// linearly (the max of each 4 consecutive floats, scripts/probes/small_stream.cu) takes 0.0117 ms
-// there, 90% of the copy row's bandwidth: at 32 MB the launch and the ramp cost about a tenth.
+// full benchmark run, 0.0132 in the two before: within the noise there). A kernel with the same
+// traffic read linearly (the max of each 4 consecutive floats, scripts/probes/small_stream.cu)
+// takes 0.0117 ms there, 90% of the copy row's bandwidth: at 32 MB the launch and the ramp cost
+// about a tenth.
 template <class Index>
 struct PoolRows {
   Divider<Index> vecs, rows, chans;  // out_w / V, out_h, C
