@@ -5,12 +5,16 @@
 // the lent H100.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "backend/backend.h"
+#include "core/block_classes.h"
 #include "core/philox.h"
 #include "test_util.h"
 #include "wick/memory.h"
@@ -88,25 +92,60 @@ TEST(GpuRuntime, MemoryStats) {
   }
 }
 
-// Small temporaries come back from the handle's block cache (Note [Small block cache]): the
-// statistics count only live tensors, a chain of small ops keeps its values, and empty_cache gives
-// the cached blocks back.
-TEST(GpuRuntime, SmallBlocksAreReusedAndCountedOnlyWhileLive) {
+// The block cache's size classes (src/core/block_classes.h): every request up to wick::blocks::kMax has
+// the smallest class that holds it, no more than twice its size up to 1 MiB and 12.5% above.
+TEST(BlockClasses, EachRequestGetsTheSmallestClassThatHoldsIt) {
+  static_assert(wick::blocks::class_bytes(wick::blocks::kClasses - 1) == wick::blocks::kMax);
+  EXPECT_EQ(wick::blocks::class_of(0), -1);
+  EXPECT_EQ(wick::blocks::class_of(wick::blocks::kMax + 1), -1);
+  EXPECT_EQ(wick::blocks::class_of(1), 0);
+  for (int c = 0; c < wick::blocks::kClasses; ++c) {
+    const int64_t lo = c == 0 ? 1 : wick::blocks::class_bytes(c - 1) + 1, hi = wick::blocks::class_bytes(c);
+    ASSERT_LT(lo, hi + 1) << c;
+    EXPECT_EQ(wick::blocks::class_of(lo), c) << lo;
+    EXPECT_EQ(wick::blocks::class_of(hi), c) << hi;
+    EXPECT_EQ(hi % 512, 0) << hi;  // every block stays 512-byte aligned within the pool's
+  }
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 100000; ++i) {
+    const int64_t b = 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(wick::blocks::kMax));
+    const int c = wick::blocks::class_of(b);
+    ASSERT_GE(c, 0) << b;
+    const int64_t got = wick::blocks::class_bytes(c);
+    ASSERT_GE(got, b) << b;
+    if (c > 0) {
+      ASSERT_LT(wick::blocks::class_bytes(c - 1), b) << b;
+    }
+    if (b > wick::blocks::kPow2Max) {
+      ASSERT_LE(got, b + b / 8) << b;
+    } else {
+      ASSERT_LE(got, std::max<int64_t>(2 * b, wick::blocks::kMin)) << b;
+    }
+  }
+}
+
+// Temporaries come back from the handle's block cache (Note [GPU block cache]): the statistics
+// count only live tensors, a chain of ops keeps its values, and empty_cache gives the cached blocks
+// back. Sizes: a small class, a large one (6 MB) and one past the cache (72 MB, from the pool).
+TEST(GpuRuntime, CachedBlocksAreReusedAndCountedOnlyWhileLive) {
   WICK_REQUIRE_GPU(devs);
   for (const Device& d : devs) {
-    const Tensor x = Tensor::arange(0, 1000, 1, DType::F32, d);
-    wick::empty_cache(d);
-    const wick::MemoryStats s0 = wick::memory_stats(d);
-    Tensor y = x;
-    for (int i = 0; i < 100; ++i) y = y.add(x);  // 99 temporaries freed and reused
-    const std::vector<float> got = y.to(Device::cpu()).to_vector<float>();
-    for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], 101.0f * static_cast<float>(i)) << i;
-    const wick::MemoryStats s1 = wick::memory_stats(d);
-    EXPECT_EQ(s1.in_use, s0.in_use + 4000);
-    EXPECT_EQ(s1.allocations, s0.allocations + 1);
-    y = Tensor();
-    wick::empty_cache(d);  // the cached blocks go back: the pool holds what it held before
-    EXPECT_EQ(wick::memory_stats(d).reserved, s0.reserved);
+    for (const int64_t n : {int64_t{1000}, int64_t{768} * 1024, int64_t{9} << 20}) {
+      const Tensor x = Tensor::arange(0, static_cast<double>(n), 1, DType::I64, d);
+      wick::empty_cache(d);
+      const wick::MemoryStats s0 = wick::memory_stats(d);
+      Tensor y = x;
+      for (int i = 0; i < 20; ++i) y = y.add(x);  // 19 temporaries freed and reused
+      const std::vector<int64_t> got = y.to(Device::cpu()).to_vector<int64_t>();
+      ASSERT_EQ(static_cast<int64_t>(got.size()), n);
+      for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], 21 * static_cast<int64_t>(i)) << n << " " << i;
+      const wick::MemoryStats s1 = wick::memory_stats(d);
+      EXPECT_EQ(s1.in_use, s0.in_use + 8 * n) << n;
+      EXPECT_EQ(s1.allocations, s0.allocations + 1) << n;
+      y = Tensor();
+      wick::empty_cache(d);  // the cached blocks go back: the pool holds what it held before
+      EXPECT_EQ(wick::memory_stats(d).reserved, s0.reserved) << n;
+    }
   }
 }
 

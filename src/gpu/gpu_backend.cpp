@@ -8,7 +8,10 @@
 
 namespace wick::WICK_GPU_NS {
 
-GpuShared::GpuShared(int ordinal) : props(gpu::device_properties(ordinal)), pool(ordinal) {}
+GpuShared::GpuShared(int ordinal)
+    : props(gpu::device_properties(ordinal)),
+      pool(ordinal),
+      cache_limit(std::min(kBlockCacheMax, props.total_memory / 8)) {}
 
 GpuBackend::GpuBackend(int ordinal, uint32_t id, GpuShared& shared)
     : ordinal_(ordinal),
@@ -17,11 +20,11 @@ GpuBackend::GpuBackend(int ordinal, uint32_t id, GpuShared& shared)
       props_(shared.props),
       stream_(ordinal),
       side_fence_(ordinal, /*timing=*/false) {
-  auto blocks = std::make_unique<SmallBlocks>();
-  blocks->stream = &stream_;
+  auto cache = std::make_unique<BlockCache>();
+  cache->stream = &stream_;
   std::lock_guard<std::mutex> g(shared_.mu);
-  small_ = blocks.get();
-  shared_.small.push_back(std::move(blocks));
+  cache_ = cache.get();
+  shared_.caches.push_back(std::move(cache));
 }
 
 Device GpuBackend::device() const {
@@ -66,16 +69,6 @@ bool GpuBackend::implements(Op op, DType dtype) const { return op_defined_for(op
 
 namespace {
 
-// The size class of a block of `padded` bytes in the small block cache, or -1 when it is not cached.
-int small_class(int64_t padded) {
-  if (padded <= 0 || padded > kSmallBlockMax) return -1;
-  int c = 0;
-  while ((kSmallBlockMin << c) < padded) ++c;
-  return c;
-}
-
-int64_t class_bytes(int c) { return kSmallBlockMin << c; }
-
 // Sizes are rounded up to whole 32-bit words: the sub-word atomics of scatter_add / index_add
 // (kernels/index.cuh) update the aligned word that holds an element.
 int64_t padded_bytes(int64_t nbytes) { return (nbytes + 3) & ~int64_t{3}; }
@@ -84,31 +77,31 @@ int64_t padded_bytes(int64_t nbytes) { return (nbytes + 3) & ~int64_t{3}; }
 
 void* GpuBackend::raw_alloc(int64_t nbytes) {
   const int64_t padded = padded_bytes(nbytes);
-  const int cls = shared_.pool.stream_ordered() ? small_class(padded) : -1;
+  const int cls = shared_.pool.stream_ordered() ? blocks::class_of(padded) : -1;
   const auto record = [&](void* p) {  // caller holds shared_.mu
     shared_.sizes[p] = nbytes;
     shared_.in_use += nbytes;
     shared_.peak = std::max(shared_.peak, shared_.in_use);
     return p;
   };
-  if (cls >= 0) {  // Note [Small block cache]
+  if (cls >= 0) {  // Note [GPU block cache]
     std::lock_guard<std::mutex> g(shared_.mu);
-    auto& list = small_->free[static_cast<size_t>(cls)];
+    auto& list = cache_->free[static_cast<size_t>(cls)];
     if (!list.empty()) {
       void* p = list.back();
       list.pop_back();
-      small_->bytes -= class_bytes(cls);
+      cache_->bytes -= blocks::class_bytes(cls);
       return record(p);
     }
   }
-  // A block from the small cache needs no runtime call; the pool and the fallbacks below do.
+  // A block from the cache needs no runtime call; the pool and the fallbacks below do.
   gpu::set_device(ordinal_);
-  const int64_t request = cls >= 0 ? class_bytes(cls) : padded;
+  const int64_t request = cls >= 0 ? blocks::class_bytes(cls) : padded;
   // Larger than the device: out of memory, whatever error code the runtime would pick for it.
   void* p = nbytes <= props_.total_memory ? shared_.pool.allocate(request, stream_) : nullptr;
   if (!p && nbytes <= props_.total_memory) {
     // Blocks cached in this pool cannot serve a larger request; give them back and retry once.
-    drain_small_blocks();
+    drain_block_caches();
     stream_.synchronize("alloc");
     shared_.pool.trim(0);
     p = shared_.pool.allocate(request, stream_);
@@ -138,10 +131,10 @@ void GpuBackend::raw_free(void* p) {
       const int64_t nbytes = it->second;
       shared_.in_use -= nbytes;
       shared_.sizes.erase(it);
-      const int cls = shared_.pool.stream_ordered() ? small_class(padded_bytes(nbytes)) : -1;
-      if (cls >= 0 && small_->bytes + class_bytes(cls) <= kSmallCacheBytes) {  // Note [Small block cache]
-        small_->free[static_cast<size_t>(cls)].push_back(p);
-        small_->bytes += class_bytes(cls);
+      const int cls = shared_.pool.stream_ordered() ? blocks::class_of(padded_bytes(nbytes)) : -1;
+      if (cls >= 0 && cache_->bytes + blocks::class_bytes(cls) <= shared_.cache_limit) {  // Note [GPU block cache]
+        cache_->free[static_cast<size_t>(cls)].push_back(p);
+        cache_->bytes += blocks::class_bytes(cls);
         return;
       }
     }
@@ -154,22 +147,22 @@ void GpuBackend::raw_free(void* p) {
   shared_.pool.deallocate(p, stream_);  // stream-ordered: see Note [GPU stream order]
 }
 
-void GpuBackend::drain_small_blocks() {
+void GpuBackend::drain_block_caches() {
   std::vector<std::pair<const gpu::Stream*, std::vector<void*>>> drained;
   {
     std::lock_guard<std::mutex> g(shared_.mu);
-    for (const auto& sb : shared_.small) {
-      std::vector<void*> blocks;
-      for (auto& list : sb->free) {
-        blocks.insert(blocks.end(), list.begin(), list.end());
+    for (const auto& cache : shared_.caches) {
+      std::vector<void*> held;
+      for (auto& list : cache->free) {
+        held.insert(held.end(), list.begin(), list.end());
         list.clear();
       }
-      sb->bytes = 0;
-      if (!blocks.empty()) drained.emplace_back(sb->stream, std::move(blocks));
+      cache->bytes = 0;
+      if (!held.empty()) drained.emplace_back(cache->stream, std::move(held));
     }
   }
-  for (const auto& [stream, blocks] : drained) {
-    for (void* b : blocks) shared_.pool.deallocate(b, *stream);
+  for (const auto& [stream, held] : drained) {
+    for (void* b : held) shared_.pool.deallocate(b, *stream);
     stream->synchronize("empty_cache");
   }
 }
@@ -203,7 +196,7 @@ void GpuBackend::reset_peak_memory() {
 
 void GpuBackend::empty_cache() {
   enter("empty_cache");
-  drain_small_blocks();
+  drain_block_caches();
   stream_.synchronize("empty_cache");
   shared_.pool.trim(0);
   release_staging();

@@ -21,34 +21,38 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "core/block_classes.h"
 #include "gpu/config.h"
 #include "gpu/kernels/launch.h"
 #include "gpu/runtime/runtime.h"
 
 namespace wick::WICK_GPU_NS {
 
-// Note [Small block cache]
+// Note [GPU block cache]
 // The stream-ordered pool costs two runtime calls per temporary (allocate and free: 1.1 us of host
-// time together on the H100 machine, against 6 us for a whole small op), so each handle keeps the
-// blocks up to kSmallBlockMax that it frees, in power-of-two size classes, and hands them out again
-// without a runtime call. A block is only ever reused on the stream that freed it, which is the
-// stream it was allocated and used on (Note [GPU stream order]; a storage's free already waits for
-// the other streams that used it, Note [Cross-stream use]), so reuse follows the free in stream
-// order exactly as the pool's own reuse would. Each handle caches at most kSmallCacheBytes; an
-// allocation that fails and empty_cache give every handle's cached blocks back to the pool first.
-// Only with stream-ordered pools (the synchronous fallback frees at once). The benchmark's chain of
-// 1000 small adds went from 6.1-6.7 to 4.7 us per op on the H100 machine (its kernel launch alone
-// costs 4.5 us of host time there). A block served from the cache makes no runtime call at all, not
-// even the current-device check (raw_alloc sets the device only when it reaches the pool).
-inline constexpr int64_t kSmallBlockMin = 512;
-inline constexpr int64_t kSmallBlockMax = int64_t{1} << 20;
-inline constexpr int kSmallClasses = 12;  // 512 B .. 1 MiB
-inline constexpr int64_t kSmallCacheBytes = int64_t{32} << 20;
+// time together on the H100 machine, against 6 us for a whole small op) and device time as well:
+// a free and the next allocation from the pool add about 0.5 us to the stream's work on the H100
+// (scripts/probes/pool_access.cu: a 2x2 max_pool over 32 MB, 0.0119 -> 0.0125 ms with its 6.4 MB
+// output taken from the pool and given back inside the timed window). So each handle keeps the
+// blocks up to blocks::kMax (64 MiB) that it frees, in the size classes of src/core/block_classes.h
+// (powers of two to 1 MiB, then eight per doubling: a block is at most 12.5% larger than asked),
+// and hands them out again without a runtime call. A block is only ever reused on the stream that
+// freed it, which is the stream it was allocated and used on (Note [GPU stream order]; a storage's
+// free already waits for the other streams that used it, Note [Cross-stream use]), so reuse follows
+// the free in stream order exactly as the pool's own reuse would. Each handle caches at most
+// cache_limit bytes (1 GiB, or an eighth of the device's memory if less; a free past that goes to
+// the pool); an allocation that fails and empty_cache give every handle's cached blocks back to the
+// pool first. Only with stream-ordered pools (the synchronous fallback frees at once). The
+// benchmark's chain of 1000 small adds went from 6.1-6.7 to 4.7 us per op on the H100 machine (its
+// kernel launch alone costs 4.5 us of host time there). A block served from the cache makes no
+// runtime call at all, not even the current-device check (raw_alloc sets the device only when it
+// reaches the pool).
+inline constexpr int64_t kBlockCacheMax = int64_t{1} << 30;
 
 // The blocks one handle freed on its stream, by size class.
-struct SmallBlocks {
+struct BlockCache {
   const gpu::Stream* stream = nullptr;
-  std::array<std::vector<void*>, kSmallClasses> free;
+  std::array<std::vector<void*>, blocks::kClasses> free;
   int64_t bytes = 0;
 };
 
@@ -61,7 +65,9 @@ struct GpuShared {
   std::unordered_map<void*, int64_t> sizes;
   int64_t in_use = 0;
   int64_t peak = 0;
-  std::vector<std::unique_ptr<SmallBlocks>> small;  // one per handle (handles live for ever)
+  // The bytes each handle's BlockCache may hold (Note [GPU block cache]).
+  int64_t cache_limit = 0;
+  std::vector<std::unique_ptr<BlockCache>> caches;  // one per handle (handles live for ever)
 };
 
 class GpuBackend final : public Backend {
@@ -152,16 +158,16 @@ class GpuBackend final : public Backend {
   // Makes this device current on the calling thread and describes a launch on its stream.
   kern::LaunchCtx enter(const char* op) const;
   std::string location() const;
-  // Gives every handle's cached small blocks back to the pool and waits for their streams to
-  // reach the frees (Note [Small block cache]).
-  void drain_small_blocks();
+  // Gives every handle's cached blocks back to the pool and waits for their streams to reach the
+  // frees (Note [GPU block cache]).
+  void drain_block_caches();
 
   int ordinal_;
   uint32_t id_;
   GpuShared& shared_;
   gpu::DeviceProperties props_;
   gpu::Stream stream_;
-  SmallBlocks* small_ = nullptr;  // owned by shared_.small
+  BlockCache* cache_ = nullptr;  // owned by shared_.caches
   std::once_flag side_once_;
   std::unique_ptr<gpu::Stream> side_;
   gpu::Event side_fence_;

@@ -431,7 +431,9 @@ void nearest(const LaunchCtx& ctx, const Plane4& x, const Plane4& y, const Tenso
 // full benchmark run, 0.0132 in the two before: within the noise there). A kernel with the same
 // traffic read linearly (the max of each 4 consecutive floats, scripts/probes/small_stream.cu)
 // takes 0.0117 ms there, 90% of the copy row's bandwidth: at 32 MB the launch and the ramp cost
-// about a tenth.
+// about a tenth. The same access pattern in scripts/probes/pool_access.cu takes 0.0119 ms; the rest
+// of the gap was the output's allocation from the stream-ordered pool (about 0.5 us of device time),
+// which the block cache now serves (Note [GPU block cache]): 0.0124 ms in the next benchmark run.
 template <class Index>
 struct PoolRows {
   Divider<Index> vecs, rows, chans;  // out_w / V, out_h, C
