@@ -322,6 +322,40 @@ TEST_P(Conv, RopeByHand) {
 
 // ---- sizes that take the threaded paths -----------------------------------------------------
 
+// Checks out = conv2d(x, w, p) against direct loops in f64, each element within 1e-5 of the sum
+// of its terms' magnitudes (f32 and f64 inputs: the values are read as f64).
+void expect_conv2d_direct(const Tensor& x, const Tensor& w, const Conv2dParams& p, const Tensor& out,
+                          const std::string& what) {
+  const int64_t n = x.shape()[0], ci = x.shape()[1], h = x.shape()[2], wd = x.shape()[3];
+  const int64_t co = w.shape()[0], cg = w.shape()[1], kh = w.shape()[2], kw = w.shape()[3];
+  const int64_t oh = (h + 2 * p.padding[0] - p.dilation[0] * (kh - 1) - 1) / p.stride[0] + 1;
+  const int64_t ow = (wd + 2 * p.padding[1] - p.dilation[1] * (kw - 1) - 1) / p.stride[1] + 1;
+  ASSERT_EQ(out.shape(), Shape({n, co, oh, ow})) << what;
+  const std::vector<double> xv = x.to_dtype(DType::F64).to_vector<double>();
+  const std::vector<double> wv = w.to_dtype(DType::F64).to_vector<double>();
+  const std::vector<double> ov = out.to_dtype(DType::F64).to_vector<double>();
+  const int64_t cog = co / p.groups;
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t o = 0; o < co; ++o)
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t z = 0; z < ow; ++z) {
+          double acc = 0, mag = 0;
+          for (int64_t c = 0; c < cg; ++c)
+            for (int64_t i = 0; i < kh; ++i)
+              for (int64_t j = 0; j < kw; ++j) {
+                const int64_t ih = y * p.stride[0] - p.padding[0] + i * p.dilation[0];
+                const int64_t iw = z * p.stride[1] - p.padding[1] + j * p.dilation[1];
+                if (ih < 0 || ih >= h || iw < 0 || iw >= wd) continue;
+                const double t = xv[static_cast<size_t>(((b * ci + (o / cog) * cg + c) * h + ih) * wd + iw)] *
+                                 wv[static_cast<size_t>(((o * cg + c) * kh + i) * kw + j)];
+                acc += t;
+                mag += std::abs(t);
+              }
+          ASSERT_NEAR(ov[static_cast<size_t>(((b * co + o) * oh + y) * ow + z)], acc, 1e-5 * mag + 1e-6)
+              << what << " at " << b << " " << o << " " << y << " " << z;
+        }
+}
+
 TEST_P(Conv, LargeConv2dMatchesDirectLoops) {
   // Big enough planes that im2col splits its rows across threads.
   const int64_t n = 2, ci = 8, co = 6, h = 70, wd = 64, k = 3, g = 2;
@@ -332,27 +366,39 @@ TEST_P(Conv, LargeConv2dMatchesDirectLoops) {
   p.stride = {2, 1};
   p.groups = g;
   const Tensor out = x.transpose(2, 3).contiguous().transpose(2, 3).conv2d(w, p);  // a strided input
-  const int64_t oh = (h + 2 - 3) / 2 + 1, ow = wd;
-  ASSERT_EQ(out.shape(), Shape({n, co, oh, ow}));
-  const std::vector<float> xv = x.to_vector<float>(), wv = w.to_vector<float>(), ov = out.to_vector<float>();
-  const int64_t cg = ci / g, cog = co / g;
-  for (int64_t b = 0; b < n; ++b)
-    for (int64_t o = 0; o < co; ++o)
-      for (int64_t y = 0; y < oh; ++y)
-        for (int64_t z = 0; z < ow; ++z) {
-          double acc = 0;
-          for (int64_t c = 0; c < cg; ++c)
-            for (int64_t i = 0; i < k; ++i)
-              for (int64_t j = 0; j < k; ++j) {
-                const int64_t ih = 2 * y - 1 + i, iw = z - 1 + j;
-                if (ih < 0 || ih >= h || iw < 0 || iw >= wd) continue;
-                acc +=
-                    static_cast<double>(xv[static_cast<size_t>(((b * ci + (o / cog) * cg + c) * h + ih) * wd + iw)]) *
-                    wv[static_cast<size_t>(((o * cg + c) * k + i) * k + j)];
-              }
-          ASSERT_NEAR(ov[static_cast<size_t>(((b * co + o) * oh + y) * ow + z)], acc, 1e-4)
-              << b << " " << o << " " << y << " " << z;
-        }
+  expect_conv2d_direct(x, w, p, out, "strided input");
+}
+
+// Shapes whose im2col rows are long (64 or more input channels x the kernel), so that the CPU cuts
+// each sample's output pixels into several blocks that start and end inside output rows (Note [CPU
+// conv blocks]): strides, dilations, uneven padding, groups, the 1x1 kernel read in place, f64.
+TEST_P(Conv, BlockedConv2dMatchesDirectLoops) {
+  struct Case {
+    Shape x, w;
+    std::array<int64_t, 2> stride, padding, dilation;
+    int64_t groups;
+    DType dtype;
+  };
+  const Case cases[] = {
+      {{3, 64, 13, 29}, {10, 64, 3, 3}, {1, 2}, {1, 2}, {2, 1}, 1, DType::F32},
+      {{2, 64, 21, 17}, {12, 16, 3, 2}, {2, 1}, {0, 1}, {1, 2}, 4, DType::F32},
+      {{1, 96, 30, 31}, {7, 96, 1, 1}, {1, 1}, {0, 0}, {1, 1}, 1, DType::F32},
+      {{2, 72, 11, 23}, {5, 72, 3, 3}, {1, 1}, {2, 0}, {1, 1}, 1, DType::F64},
+  };
+  for (const Case& c : cases) {
+    const Tensor x = rand(c.x, c.dtype), w = rand(c.w, c.dtype);
+    Conv2dParams p;
+    p.stride = c.stride;
+    p.padding = c.padding;
+    p.dilation = c.dilation;
+    p.groups = c.groups;
+    const std::string what = c.x.str() + " * " + c.w.str() + " " + std::string(dtype_name(c.dtype));
+    expect_conv2d_direct(x, w, p, x.conv2d(w, p), what);
+  }
+  // The 1x1 kernel on channels narrowed out of a wider tensor (not contiguous: copied first).
+  const Tensor xw = rand({2, 100, 9, 40}), w1 = rand({6, 80, 1, 1});
+  const Tensor xn = xw.narrow(1, 10, 80);
+  expect_conv2d_direct(xn, w1, Conv2dParams{}, xn.conv2d(w1), "narrowed 1x1");
 }
 
 TEST_P(Conv, LargeConvTranspose2dMatchesScatter) {
