@@ -322,6 +322,24 @@ TEST_P(Conv, RopeByHand) {
 
 // ---- sizes that take the threaded paths -----------------------------------------------------
 
+// A convolution's operand shapes, parameters and dtype, for the sweeps below.
+struct ConvCase {
+  Shape x, w;
+  std::array<int64_t, 2> stride, padding, dilation, output_padding;
+  int64_t groups;
+  DType dtype;
+  Conv2dParams params() const {
+    Conv2dParams p;
+    p.stride = stride;
+    p.padding = padding;
+    p.dilation = dilation;
+    p.output_padding = output_padding;
+    p.groups = groups;
+    return p;
+  }
+  std::string name() const { return x.str() + " * " + w.str() + " " + std::string(dtype_name(dtype)); }
+};
+
 // Checks out = conv2d(x, w, p) against direct loops in f64, each element within 1e-5 of the sum
 // of its terms' magnitudes (f32 and f64 inputs: the values are read as f64).
 void expect_conv2d_direct(const Tensor& x, const Tensor& w, const Conv2dParams& p, const Tensor& out,
@@ -373,27 +391,15 @@ TEST_P(Conv, LargeConv2dMatchesDirectLoops) {
 // each sample's output pixels into several blocks that start and end inside output rows (Note [CPU
 // conv blocks]): strides, dilations, uneven padding, groups, the 1x1 kernel read in place, f64.
 TEST_P(Conv, BlockedConv2dMatchesDirectLoops) {
-  struct Case {
-    Shape x, w;
-    std::array<int64_t, 2> stride, padding, dilation;
-    int64_t groups;
-    DType dtype;
+  const ConvCase cases[] = {
+      {{3, 64, 13, 29}, {10, 64, 3, 3}, {1, 2}, {1, 2}, {2, 1}, {0, 0}, 1, DType::F32},
+      {{2, 64, 21, 17}, {12, 16, 3, 2}, {2, 1}, {0, 1}, {1, 2}, {0, 0}, 4, DType::F32},
+      {{1, 96, 30, 31}, {7, 96, 1, 1}, {1, 1}, {0, 0}, {1, 1}, {0, 0}, 1, DType::F32},
+      {{2, 72, 11, 23}, {5, 72, 3, 3}, {1, 1}, {2, 0}, {1, 1}, {0, 0}, 1, DType::F64},
   };
-  const Case cases[] = {
-      {{3, 64, 13, 29}, {10, 64, 3, 3}, {1, 2}, {1, 2}, {2, 1}, 1, DType::F32},
-      {{2, 64, 21, 17}, {12, 16, 3, 2}, {2, 1}, {0, 1}, {1, 2}, 4, DType::F32},
-      {{1, 96, 30, 31}, {7, 96, 1, 1}, {1, 1}, {0, 0}, {1, 1}, 1, DType::F32},
-      {{2, 72, 11, 23}, {5, 72, 3, 3}, {1, 1}, {2, 0}, {1, 1}, 1, DType::F64},
-  };
-  for (const Case& c : cases) {
+  for (const ConvCase& c : cases) {
     const Tensor x = rand(c.x, c.dtype), w = rand(c.w, c.dtype);
-    Conv2dParams p;
-    p.stride = c.stride;
-    p.padding = c.padding;
-    p.dilation = c.dilation;
-    p.groups = c.groups;
-    const std::string what = c.x.str() + " * " + c.w.str() + " " + std::string(dtype_name(c.dtype));
-    expect_conv2d_direct(x, w, p, x.conv2d(w, p), what);
+    expect_conv2d_direct(x, w, c.params(), x.conv2d(w, c.params()), c.name());
   }
   // The 1x1 kernel on channels narrowed out of a wider tensor (not contiguous: copied first).
   const Tensor xw = rand({2, 100, 9, 40}), w1 = rand({6, 80, 1, 1});
@@ -401,34 +407,64 @@ TEST_P(Conv, BlockedConv2dMatchesDirectLoops) {
   expect_conv2d_direct(xn, w1, Conv2dParams{}, xn.conv2d(w1), "narrowed 1x1");
 }
 
-TEST_P(Conv, LargeConvTranspose2dMatchesScatter) {
-  // Output planes of 12k elements per channel: col2im splits the channels across threads.
-  const int64_t n = 2, ci = 6, co = 8, h = 40, wd = 50, kh = 3, kw = 2;
-  const Tensor x = rand({n, ci, h, wd});
-  const Tensor w = rand({ci, co, kh, kw});
-  Conv2dParams p;
-  p.stride = {3, 2};
-  p.padding = {1, 0};
-  p.output_padding = {2, 1};
-  const Tensor out = x.conv_transpose2d(w, p);
-  const int64_t oh = (h - 1) * 3 - 2 + 2 + 2 + 1, ow = (wd - 1) * 2 + 1 + 1 + 1;
-  ASSERT_EQ(out.shape(), Shape({n, co, oh, ow}));
-  const std::vector<float> xv = x.to_vector<float>(), wv = w.to_vector<float>(), ov = out.to_vector<float>();
-  std::vector<double> ref(ov.size(), 0.0);
+// Checks out = conv_transpose2d(x, w, p) against scattering every product in f64, each element
+// within 1e-5 of the sum of its terms' magnitudes.
+void expect_conv_transpose2d_scatter(const Tensor& x, const Tensor& w, const Conv2dParams& p, const Tensor& out,
+                                     const std::string& what) {
+  const int64_t n = x.shape()[0], ci = x.shape()[1], h = x.shape()[2], wd = x.shape()[3];
+  const int64_t cog = w.shape()[1], kh = w.shape()[2], kw = w.shape()[3], co = cog * p.groups, cg = ci / p.groups;
+  const int64_t oh = (h - 1) * p.stride[0] - 2 * p.padding[0] + p.dilation[0] * (kh - 1) + p.output_padding[0] + 1;
+  const int64_t ow = (wd - 1) * p.stride[1] - 2 * p.padding[1] + p.dilation[1] * (kw - 1) + p.output_padding[1] + 1;
+  ASSERT_EQ(out.shape(), Shape({n, co, oh, ow})) << what;
+  const std::vector<double> xv = x.to_dtype(DType::F64).to_vector<double>();
+  const std::vector<double> wv = w.to_dtype(DType::F64).to_vector<double>();
+  const std::vector<double> ov = out.to_dtype(DType::F64).to_vector<double>();
+  std::vector<double> ref(ov.size(), 0.0), mag(ov.size(), 0.0);
   for (int64_t b = 0; b < n; ++b)
     for (int64_t c = 0; c < ci; ++c)
       for (int64_t y = 0; y < h; ++y)
         for (int64_t z = 0; z < wd; ++z)
-          for (int64_t o = 0; o < co; ++o)
+          for (int64_t o = 0; o < cog; ++o)
             for (int64_t i = 0; i < kh; ++i)
               for (int64_t j = 0; j < kw; ++j) {
-                const int64_t a = 3 * y - 1 + i, e = 2 * z + j;
-                if (a < 0 || a >= oh || e >= ow) continue;
-                ref[static_cast<size_t>(((b * co + o) * oh + a) * ow + e)] +=
-                    static_cast<double>(xv[static_cast<size_t>(((b * ci + c) * h + y) * wd + z)]) *
-                    wv[static_cast<size_t>(((c * co + o) * kh + i) * kw + j)];
+                const int64_t a = y * p.stride[0] - p.padding[0] + i * p.dilation[0];
+                const int64_t e = z * p.stride[1] - p.padding[1] + j * p.dilation[1];
+                if (a < 0 || a >= oh || e < 0 || e >= ow) continue;
+                const size_t at = static_cast<size_t>(((b * co + c / cg * cog + o) * oh + a) * ow + e);
+                const double t = xv[static_cast<size_t>(((b * ci + c) * h + y) * wd + z)] *
+                                 wv[static_cast<size_t>(((c * cog + o) * kh + i) * kw + j)];
+                ref[at] += t;
+                mag[at] += std::abs(t);
               }
-  for (size_t i = 0; i < ov.size(); ++i) ASSERT_NEAR(ov[i], ref[i], 1e-4) << "at " << i;
+  for (size_t i = 0; i < ov.size(); ++i) ASSERT_NEAR(ov[i], ref[i], 1e-5 * mag[i] + 1e-6) << what << " at " << i;
+}
+
+TEST_P(Conv, LargeConvTranspose2dMatchesScatter) {
+  // Output planes of 12k elements per channel: col2im splits the channels across threads.
+  const Tensor x = rand({2, 6, 40, 50});
+  const Tensor w = rand({6, 8, 3, 2});
+  Conv2dParams p;
+  p.stride = {3, 2};
+  p.padding = {1, 0};
+  p.output_padding = {2, 1};
+  expect_conv_transpose2d_scatter(x, w, p, x.conv_transpose2d(w, p), "stride 3x2");
+}
+
+// Shapes for the CPU's blocks of output channels (Note [CPU conv blocks]): many blocks, groups with
+// strides, dilation and output padding, the 1x1 kernel written in place, an odd channel count in
+// f64, and fewer blocks than threads (one GEMM per sample and group).
+TEST_P(Conv, BlockedConvTranspose2dMatchesScatter) {
+  const ConvCase cases[] = {
+      {{2, 16, 23, 23}, {16, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, 1, DType::F32},
+      {{2, 32, 9, 13}, {32, 12, 3, 2}, {2, 1}, {1, 0}, {1, 2}, {1, 0}, 4, DType::F32},
+      {{3, 24, 17, 19}, {24, 40, 1, 1}, {1, 1}, {0, 0}, {1, 1}, {0, 0}, 1, DType::F32},
+      {{2, 8, 10, 7}, {8, 33, 3, 3}, {2, 2}, {1, 2}, {1, 1}, {1, 0}, 1, DType::F64},
+      {{1, 4, 30, 20}, {4, 2, 2, 3}, {1, 2}, {0, 1}, {2, 1}, {0, 1}, 1, DType::F32},
+  };
+  for (const ConvCase& c : cases) {
+    const Tensor x = rand(c.x, c.dtype), w = rand(c.w, c.dtype);
+    expect_conv_transpose2d_scatter(x, w, c.params(), x.conv_transpose2d(w, c.params()), c.name());
+  }
 }
 
 TEST_P(Conv, LargePoolAndUpsampleMatchLoops) {

@@ -1,9 +1,10 @@
-// Convolutions on the CPU: im2col + GEMM (forward, in blocks of output pixels: Note [CPU conv
-// blocks]) and GEMM + col2im (transposed), through OpenBLAS. bf16 / f16 / f8 operands are widened
-// to f32 once, multiplied with sgemm, and the result is rounded to the dtype once; f64 uses dgemm. Forward bf16
-// convolutions on AVX512_BF16 or AMX (simd::Isa::Avx512Bf16 and above) stay in bf16 instead: im2col in bf16 and wick's
-// bf16 GEMM (Note [bf16 GEMM] in gemm_bf16.cpp), which writes the output directly. The 1-d convolutions run as 2-d ones
-// with a height of 1.
+// Convolutions on the CPU: im2col + GEMM (forward, in blocks of output pixels) and GEMM + col2im
+// (transposed, in blocks of output channels), through OpenBLAS (Note [CPU conv blocks]). bf16 /
+// f16 / f8 operands are widened to f32 once, multiplied with sgemm, and the result is rounded to
+// the dtype once; f64 uses dgemm. Forward bf16 convolutions on AVX512_BF16 or AMX
+// (simd::Isa::Avx512Bf16 and above) stay in bf16 instead: im2col in bf16 and wick's bf16 GEMM
+// (Note [bf16 GEMM] in gemm_bf16.cpp), which writes the output directly. The 1-d convolutions run
+// as 2-d ones with a height of 1.
 #include <cblas.h>
 
 #include <algorithm>
@@ -123,33 +124,26 @@ void im2col(const A* x, A* col, const Geom& g) {
   });
 }
 
-// The adjoint of im2col: out[co, ih*sh - ph + i*dh, iw*sw - pw + j*dw] += col[(co, i, j), (ih, iw)]
-// for one sample; out is [c_out, oh, ow] and is overwritten. Each thread owns whole output
-// channels, so the accumulation needs no atomics.
+// The adjoint of im2col for one output channel of one sample: o[ih*sh - ph + i*dh, iw*sw - pw +
+// j*dw] += colc[(i, j), (ih, iw)], o ([oh, ow]) overwritten; colc is the channel's kh * kw rows.
 template <class A>
-void col2im(const A* col, A* out, const Geom& g) {
-  const int64_t in_plane = g.h * g.w, out_plane = g.oh * g.ow;
-  const int64_t work = g.kh * g.kw * in_plane;
-  parallel_for(g.c_out, std::max<int64_t>(1, kGrain / std::max<int64_t>(work, 1)), [&](int64_t begin, int64_t end) {
-    for (int64_t co = begin; co < end; ++co) {
-      A* o = out + co * out_plane;
-      std::fill(o, o + out_plane, A(0));
-      for (int64_t i = 0; i < g.kh; ++i)
-        for (int64_t j = 0; j < g.kw; ++j) {
-          const A* cr = col + ((co * g.kh + i) * g.kw + j) * in_plane;
-          const int64_t off = j * g.dw - g.pw;
-          int64_t wlo, whi;
-          convmath::valid_range(off, g.sw, g.ow, g.w, &wlo, &whi);
-          for (int64_t ih = 0; ih < g.h; ++ih) {
-            const int64_t oh = convmath::conv_in_pos(ih, i, g.sh, g.ph, g.dh);
-            if (oh < 0 || oh >= g.oh) continue;
-            A* orow = o + oh * g.ow;
-            const A* c = cr + ih * g.w;
-            for (int64_t iw = wlo; iw < whi; ++iw) orow[iw * g.sw + off] += c[iw];
-          }
-        }
+void col2im_channel(const A* colc, A* o, const Geom& g) {
+  const int64_t in_plane = g.h * g.w;
+  std::fill(o, o + g.oh * g.ow, A(0));
+  for (int64_t i = 0; i < g.kh; ++i)
+    for (int64_t j = 0; j < g.kw; ++j) {
+      const A* cr = colc + (i * g.kw + j) * in_plane;
+      const int64_t off = j * g.dw - g.pw;
+      int64_t wlo, whi;
+      convmath::valid_range(off, g.sw, g.ow, g.w, &wlo, &whi);
+      for (int64_t ih = 0; ih < g.h; ++ih) {
+        const int64_t oh = convmath::conv_in_pos(ih, i, g.sh, g.ph, g.dh);
+        if (oh < 0 || oh >= g.oh) continue;
+        A* orow = o + oh * g.ow;
+        const A* c = cr + ih * g.w;
+        for (int64_t iw = wlo; iw < whi; ++iw) orow[iw * g.sw + off] += c[iw];
+      }
     }
-  });
 }
 
 // The output buffer of a conv in A: dst itself when it already is a contiguous A array.
@@ -193,7 +187,12 @@ struct ConvArrays {
 // -> 4.17-4.32 ms; blocks of 128 / 256 KiB were slower, 1 MiB (the Xeon's L2 is 2 MiB) and 4 MiB
 // about the same as 512 KiB. With 1 MiB and one buffer allocation per call (the threads had taken
 // theirs from the allocator at once, 7% of the samples in its lock): conv2d 0.64-0.79 ms
-// (0.69-0.85x torch), conv1d 3.2-3.8 ms (1.2-1.95x torch).
+// (0.69-0.85x torch), conv1d 3.2-3.8 ms (1.2-1.95x torch). The transposed convolution takes blocks
+// of output channels the same way (transposed_blocks): conv_transpose2d N2 C64 56x56 3x3 f32
+// 1.14-1.37 -> 0.71-0.81 ms (0.86-0.96x torch in the same runs). In a sampled profile of the
+// forward conv, the calling thread spends about 40% of the op waiting for the other threads at the
+// region's end although every thread has the same work: the 16 cores of the lent VM do not run
+// alike.
 constexpr int64_t kConvBlockBytes = int64_t{1} << 20;
 constexpr int64_t kConvMinCols = 16;
 
@@ -292,6 +291,68 @@ void conv_forward(const TensorArg& x, const TensorArg& w, const TensorArg& dst, 
       op);
 }
 
+// The transposed convolution, in blocks of (sample, group, run of output channels) spread over the
+// threads like the forward one (Note [CPU conv blocks]): a block's GEMM (col[(co, i, j), pixel] =
+// sum over the group's input channels ci of w[ci, (co, i, j)] x[ci, pixel], single-threaded) goes
+// to its thread's buffer of at most kConvBlockBytes where a channel fits, and col2im adds it into
+// those channels' outputs at once; a block owns its channels' outputs, so nothing is shared. With
+// fewer blocks than threads, one GEMM per sample and group threaded by BLAS, then col2im over the
+// channels in parallel.
+template <class A, class T>
+void transposed_blocks(const ConvArrays<A, T>& v, const Geom& g, const char* op) {
+  const int64_t cg = g.c_in / g.groups, cog = g.c_out / g.groups, taps = g.kh * g.kw;
+  const int64_t kg = cog * taps, in_plane = g.h * g.w, out_plane = g.oh * g.ow;
+  if (g.n == 0 || g.c_out == 0 || out_plane == 0) return;
+  // With a 1x1 kernel at stride 1, no padding and no growth, col2im is the identity.
+  const bool direct = reads_input_as_is(g) && g.oh == g.h && g.ow == g.w;
+  auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  const int64_t threads = num_threads(), lanes = g.n * g.groups;
+  const int64_t channel_bytes = std::max<int64_t>(1, taps * in_plane * static_cast<int64_t>(sizeof(A)));
+  int64_t per_lane = ceil_div(cog, std::clamp<int64_t>(kConvBlockBytes / channel_bytes, 1, cog));
+  const int64_t balanced = ceil_div(ceil_div(lanes * per_lane, threads) * threads, lanes);
+  per_lane = std::max(per_lane, std::min(balanced, cog));
+  const int64_t chans = ceil_div(cog, per_lane);
+  per_lane = ceil_div(cog, chans);
+  const int64_t blocks = lanes * per_lane;
+  if (blocks < threads) {
+    Scratch<A> hcol;
+    if (!direct) hcol = scratch<A>(g.c_out * taps * in_plane);
+    for (int64_t n = 0; n < g.n; ++n) {
+      A* on = v.out + n * g.c_out * out_plane;
+      A* col = direct ? on : hcol.get();
+      for (int64_t gi = 0; gi < g.groups; ++gi)
+        gemm<A>(true, kg, in_plane, cg, v.w + gi * cg * kg, kg, v.x + (n * g.c_in + gi * cg) * in_plane, in_plane,
+                col + gi * kg * in_plane, in_plane, op);
+      if (direct) continue;
+      parallel_for(g.c_out, std::max<int64_t>(1, kGrain / std::max<int64_t>(taps * in_plane, 1)),
+                   [&](int64_t c0, int64_t c1) {
+                     for (int64_t co = c0; co < c1; ++co)
+                       col2im_channel(col + co * taps * in_plane, on + co * out_plane, g);
+                   });
+    }
+    return;
+  }
+  // One col buffer per call of the body: parallel_for makes at most min(threads, blocks) calls.
+  const int64_t slots = direct ? 0 : std::min(threads, blocks);
+  const Scratch<A> bufs = scratch<A>(slots * chans * taps * in_plane);
+  std::atomic<int64_t> next_slot{0};
+  const double block_flops = 2.0 * static_cast<double>(chans * taps * in_plane) * static_cast<double>(cg);
+  const int64_t grain = std::max<int64_t>(1, static_cast<int64_t>(65536.0 * 4 / std::max(block_flops, 1.0)));
+  parallel_for(blocks, grain, [&](int64_t u0, int64_t u1) {
+    A* buf = direct ? nullptr : bufs.get() + next_slot.fetch_add(1) * chans * taps * in_plane;
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t lane = u / per_lane, n = lane / g.groups, gi = lane % g.groups;
+      const int64_t c0 = u % per_lane * chans, c1 = std::min(cog, c0 + chans);
+      A* on = v.out + (n * g.c_out + gi * cog) * out_plane;  // the group's first output channel
+      A* col = direct ? on + c0 * out_plane : buf;
+      gemm<A>(true, (c1 - c0) * taps, in_plane, cg, v.w + gi * cg * kg + c0 * taps, kg,
+              v.x + (n * g.c_in + gi * cg) * in_plane, in_plane, col, in_plane, op);
+      if (direct) continue;
+      for (int64_t c = c0; c < c1; ++c) col2im_channel(buf + (c - c0) * taps * in_plane, on + c * out_plane, g);
+    }
+  });
+}
+
 void conv_transposed(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p,
                      const char* op) {
   const Geom g = geom(x, dst, w.shape()[2], w.shape()[3], p);
@@ -300,21 +361,7 @@ void conv_transposed(const TensorArg& x, const TensorArg& w, const TensorArg& ds
       [&]<class T>() {
         using A = gemm_t<T>;
         const ConvArrays<A, T> v(x, w, dst);  // v.w: [c_in, c_out/groups * kh * kw]
-        Scratch<A> hcol;
-        const int64_t cg = g.c_in / g.groups, cog = g.c_out / g.groups;
-        const int64_t kg = cog * g.kh * g.kw, in_plane = g.h * g.w, out_plane = g.oh * g.ow;
-        // With a 1x1 kernel at stride 1, no padding and no growth, col2im is the identity.
-        const bool direct =
-            g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 && g.oh == g.h && g.ow == g.w;
-        if (!direct) hcol = scratch<A>(g.c_out * g.kh * g.kw * in_plane);
-        for (int64_t n = 0; n < g.n; ++n) {
-          A* col = direct ? v.out + n * g.c_out * out_plane : hcol.get();
-          // col[(co, i, j), pixel] = sum over the group's input channels ci of w[ci, (co, i, j)] x[ci, pixel]
-          for (int64_t gi = 0; gi < g.groups; ++gi)
-            gemm<A>(true, kg, in_plane, cg, v.w + gi * cg * kg, kg, v.x + (n * g.c_in + gi * cg) * in_plane, in_plane,
-                    col + gi * kg * in_plane, in_plane, op);
-          if (!direct) col2im(col, v.out + n * g.c_out * out_plane, g);
-        }
+        transposed_blocks(v, g, op);
         finish_output<A, T>(dst, v.out);
       },
       op);
