@@ -372,8 +372,9 @@ void expect_sorts_like_reference(const Device& d, const std::vector<T>& h, int64
   }
 }
 
-// Row lengths around the GPU's tile sizes (1, 2, not powers of two, longer than shared memory),
-// few distinct keys (stability), NaN, infinities and zeros of both signs.
+// Row lengths around the GPU's tile sizes (1, 2, not powers of two, longer than shared memory, many
+// tiles of the long-row radix sort with a partial last one), few distinct keys (stability), NaN,
+// infinities and zeros of both signs.
 TEST_P(Reduce, SortMatchesTheReferenceOnManyRowLengths) {
   const Device d = GetParam();
   const float fpool[] = {kNaNf, -0.f, 0.f, 1.5f, -1.5f, kInf, -kInf, 3.f, -kNaNf, 1e-30f, -2.f};
@@ -383,7 +384,7 @@ TEST_P(Reduce, SortMatchesTheReferenceOnManyRowLengths) {
     seed = seed * 1664525u + 1013904223u;
     return seed >> 8;
   };
-  for (int64_t n : {1, 2, 3, 1000, 5000, 20000, 32768, 70000}) {
+  for (int64_t n : {1, 2, 3, 1000, 5000, 20000, 32768, 70000, 200003}) {
     const int64_t rows = n > 5000 ? 2 : 3;
     std::vector<float> f(static_cast<size_t>(rows * n)), fbits(f.size());
     std::vector<double> g(f.size());
@@ -416,6 +417,23 @@ TEST_P(Reduce, SortMatchesTheReferenceOnManyRowLengths) {
   const Tensor x = f32(h, {4099}, d).to_dtype(DType::F16);
   const std::vector<float> back = x.to_dtype(DType::F32).to_vector<float>();
   for (bool desc : {false, true}) EXPECT_EQ(x.argsort(0, desc).to_vector<int64_t>(), ref_order(back, desc)) << desc;
+}
+
+// One row longer than 512 tiles of the GPU's long-row radix sort, so that its blocks take several
+// tiles each (Note [GPU long-row radix sort]): 32-bit and 64-bit keys, with ties.
+TEST_P(Reduce, SortOfOneVeryLongRow) {
+  const Device d = GetParam();
+  const int64_t n = (int64_t{1} << 21) + 12345;
+  std::vector<float> f(static_cast<size_t>(n));
+  std::vector<double> g(f.size());
+  uint32_t seed = 99;
+  for (size_t k = 0; k < f.size(); ++k) {
+    seed = seed * 1664525u + 1013904223u;
+    f[k] = static_cast<float>(seed >> 12) / 1024.f - 2048.f;  // about 2^20 distinct values: ties
+    g[k] = static_cast<double>(seed) * (k % 2 ? 1e-3 : -1e-3);
+  }
+  expect_sorts_like_reference(d, f, 1, n);
+  expect_sorts_like_reference(d, g, 1, n);
 }
 
 // cumsum over long rows (split across blocks on a GPU), many rows, adjacent rows (a cumsum over a

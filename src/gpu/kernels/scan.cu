@@ -40,6 +40,7 @@
 
 #include "backend/reduce_math.h"
 #include "cpu/dispatch.h"
+#include "gpu/kernels/block_scan.cuh"
 #include "gpu/kernels/rows.cuh"
 #include "gpu/kernels/scratch.h"
 
@@ -86,27 +87,6 @@ struct VecScanShared {
 
 template <bool kVec, class T, class Acc>
 using ScanSharedOf = std::conditional_t<kVec, VecScanShared<T, Acc>, ScanShared<Acc>>;
-
-// Exclusive prefix sum of v over the block's threads (in thread order); the block's total goes to
-// *total. Shared memory only, so any warp width works.
-template <class Acc>
-__device__ Acc block_exclusive_scan(Acc v, Acc (&part)[2][kScanThreads], Acc* total) {
-  const int t = static_cast<int>(threadIdx.x);
-  part[0][t] = v;
-  __syncthreads();
-  int in = 0;
-  for (int off = 1; off < kScanThreads; off <<= 1) {
-    Acc x = part[in][t];
-    if (t >= off) x = part[in][t - off] + x;
-    part[in ^ 1][t] = x;
-    in ^= 1;
-    __syncthreads();
-  }
-  const Acc excl = t > 0 ? part[in][t - 1] : Acc(0);
-  *total = part[in][kScanThreads - 1];
-  __syncthreads();  // part is rewritten by the next call
-  return excl;
-}
 
 // Sum of v over the block's threads, the same value in every thread (one call per kernel: `warps`
 // is not free again afterwards).

@@ -43,6 +43,7 @@
 
 #include "backend/reduce_math.h"
 #include "cpu/dispatch.h"
+#include "gpu/kernels/block_scan.cuh"
 #include "gpu/kernels/rows.cuh"
 #include "gpu/kernels/scratch.h"
 
@@ -401,6 +402,253 @@ bool radix_sort_rows(const LaunchCtx& ctx, const SortArgs<T>& a) {
   }
 }
 
+// Note [GPU long-row radix sort]
+// Rows longer than the one-block radix sort takes (more than 32768 f32 elements, or 64-bit keys)
+// and longer than one bitonic tile are sorted by an LSD radix sort of 8-bit digits through global
+// memory, three kernels per digit:
+//   1. long_hist_kernel: for each tile of long_tile<K>() positions of a row, the count of every
+//      digit: hist[row][tile][digit].
+//   2. long_scan_kernel: per row, thread d walks the tiles in order summing digit d; an exclusive
+//      scan of the digit totals then turns hist[row][tile][d] into the row position of the tile's
+//      first element of digit d.
+//   3. long_scatter_kernel: each tile ranks its elements by digit, stably (ballots per warp and
+//      counts per (warp, digit), as in Note [GPU radix sort]), puts them in shared memory in
+//      (digit, rank) order and writes them out from there: consecutive threads write consecutive
+//      positions of a digit's run, at the position of step 2.
+// The first pass reads the keys from src (the indices are the positions); the last writes the
+// outputs (values gathered from src by index, bit for bit) instead of the key and index buffers.
+// Every pass is stable and the first starts in index order, so the result is the unique order of
+// the pairs (key, index) again, the CPU's. A block takes `sub` consecutive tiles where a row has
+// more than kLongScanLen of them, so that step 2's walk stays short; thread d then carries digit
+// d's next position from tile to tile. Few rows (no more than the multiprocessors, each at least
+// kLongFewRowsMin long) take this sort even where the one-block radix sort could: one block per
+// row left most of the GPU idle ([1, 32000] f32: 0.124 ms). These rows used to take the bitonic
+// merges of Note [GPU bitonic sort]: on the H100 a descending f32 sort of [1, 128256] took 0.124 ms
+// (torch 0.108), [256, 128256] 5.69 ms (torch 2.80) and [1, 2^24] 7.59 ms (torch 0.93).
+constexpr int kLongThreads = 256;  // also the digit count: the scan's threads are the digits
+static_assert(kLongThreads == kDigits);
+constexpr int64_t kLongScanLen = 512;       // most blocks per row (each holds one or more whole tiles)
+constexpr int64_t kLongFewRowsMin = 16384;  // row length from which few rows take this sort
+
+template <class K>
+constexpr int long_items() {  // positions per thread: shared memory of 4096 x 8 or 2048 x 12 bytes
+  return sizeof(K) == 4 ? 16 : 8;
+}
+
+template <class K>
+constexpr int long_tile() {
+  return kLongThreads * long_items<K>();
+}
+
+template <class T>
+struct LongPass {
+  using K = sort_key_t<T>;
+  SortArgs<T> a;
+  const K* keys_in;  // null in the first pass: keys from src, indices are the positions
+  const uint32_t* idx_in;
+  K* keys_out;  // null in the last pass: the outputs are written
+  uint32_t* idx_out;
+  uint32_t* hist;  // [rows][tiles][kDigits]
+  int64_t tiles;   // blocks per row, each of `sub` tiles of long_tile<K>() positions
+  int sub;
+  int shift;
+};
+
+// The key at position q of row r in this pass's input.
+template <class T>
+__device__ __forceinline__ sort_key_t<T> long_key(const LongPass<T>& p, const int64_t (&off)[3], int64_t r, int64_t q) {
+  return p.keys_in ? p.keys_in[r * p.a.n + q] : sort_key(p.a.src[off[0] + q * p.a.ss], p.a.descending);
+}
+
+// Block b's range: positions [q0, q0 + len) of row r, whose operand offsets go to off.
+template <class T>
+__device__ __forceinline__ void long_range(const LongPass<T>& p, int64_t b, int64_t* r, int64_t (&off)[3], int64_t* q0,
+                                           int* len) {
+  const int64_t span = int64_t{p.sub} * long_tile<sort_key_t<T>>();
+  *r = b / p.tiles;
+  *q0 = (b % p.tiles) * span;
+  *len = static_cast<int>(p.a.n - *q0 < span ? p.a.n - *q0 : span);
+  row_offsets(p.a.m, *r, off);
+}
+
+template <class T>
+__global__ void __launch_bounds__(kLongThreads) long_hist_kernel(LongPass<T> p) {
+  __shared__ uint32_t h[kDigits];
+  const int t = static_cast<int>(threadIdx.x);
+  for (int64_t b = blockIdx.x; b < p.a.rows * p.tiles; b += gridDim.x) {
+    int64_t r, q0, off[3];
+    int len;
+    long_range(p, b, &r, off, &q0, &len);
+    h[t] = 0;  // thread t: digit t, here and in the copy out (no other thread writes it between)
+    __syncthreads();
+    for (int i = t; i < len; i += kLongThreads)
+      atomicAdd(&h[(long_key(p, off, r, q0 + i) >> p.shift) & (kDigits - 1)], 1u);
+    __syncthreads();
+    p.hist[b * kDigits + t] = h[t];
+  }
+}
+
+__global__ void __launch_bounds__(kLongThreads) long_scan_kernel(uint32_t* hist, int64_t rows, int64_t tiles) {
+  __shared__ uint32_t part[2][kDigits];
+  const int d = static_cast<int>(threadIdx.x);
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    uint32_t* h = hist + r * tiles * kDigits + d;
+    uint32_t total = 0;
+#pragma unroll 8
+    for (int64_t k = 0; k < tiles; ++k) total += h[k * kDigits];
+    uint32_t all = 0;
+    uint32_t at = block_exclusive_scan(total, part, &all);
+#pragma unroll 8
+    for (int64_t k = 0; k < tiles; ++k) {
+      const uint32_t c = h[k * kDigits];
+      h[k * kDigits] = at;
+      at += c;
+    }
+  }
+}
+
+// One tile of the scatter (positions [q0, q0 + len) of row r, len <= long_tile<K>()): ranks, reorders
+// and writes it; thread t's `next` (digit t's next row position) advances past the tile's elements.
+template <class T, int W>
+__device__ __forceinline__ void long_tile_pass(const LongPass<T>& p, const int64_t (&off)[3], int64_t r, int64_t q0,
+                                               int len, uint32_t& next, uint16_t (&cnt)[W][kDigits],
+                                               int64_t (&base)[kDigits], uint32_t (&part)[2][kDigits],
+                                               sort_key_t<T>* skey, uint32_t* sidx) {
+  using K = sort_key_t<T>;
+  constexpr int kItems = long_items<K>();
+  constexpr int ws = gpu::warp_size();
+  const int t = static_cast<int>(threadIdx.x), lane = t % ws, w = t / ws;
+  const gpu::lane_mask_t below = (gpu::lane_mask_t{1} << lane) - 1;
+  for (int d = lane; d < kDigits; d += ws) cnt[w][d] = 0;
+  // Warp w holds tile positions [w * kItems * ws, (w + 1) * kItems * ws), lane by lane.
+  K key[kItems];
+  uint32_t idx[kItems];
+#pragma unroll
+  for (int it = 0; it < kItems; ++it) {
+    const int j = (w * kItems + it) * ws + lane;
+    key[it] = j < len ? long_key(p, off, r, q0 + j) : K(0);
+    idx[it] = j < len ? (p.idx_in ? p.idx_in[r * p.a.n + q0 + j] : static_cast<uint32_t>(q0 + j)) : 0u;
+  }
+  gpu::syncwarp();
+  uint32_t rank[kItems];
+#pragma unroll
+  for (int it = 0; it < kItems; ++it) {
+    const bool valid = (w * kItems + it) * ws + lane < len;
+    const uint32_t d = static_cast<uint32_t>(key[it] >> p.shift) & (kDigits - 1);
+    gpu::lane_mask_t peers = gpu::ballot(valid);
+#pragma unroll
+    for (int bit = 0; bit < 8; ++bit) {
+      const bool set = (d >> bit) & 1;
+      const gpu::lane_mask_t m = gpu::ballot(set);
+      peers &= set ? m : ~m;
+    }
+    const uint32_t before = valid ? cnt[w][d] : 0u;
+    gpu::syncwarp();  // every lane has read before the last peer writes
+    if (valid && (peers >> lane) == 1) cnt[w][d] = static_cast<uint16_t>(before + gpu::popc(peers));
+    gpu::syncwarp();
+    rank[it] = before + static_cast<uint32_t>(gpu::popc(peers & below));
+  }
+  __syncthreads();
+  {  // thread t: digit t
+    uint32_t total = 0;
+    for (int v = 0; v < W; ++v) total += cnt[v][t];
+    uint32_t all = 0;
+    uint32_t at = block_exclusive_scan(total, part, &all);
+    base[t] = static_cast<int64_t>(next) - at;
+    next += total;
+    for (int v = 0; v < W; ++v) {
+      const uint32_t c = cnt[v][t];
+      cnt[v][t] = static_cast<uint16_t>(at);
+      at += c;
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int it = 0; it < kItems; ++it) {
+    if ((w * kItems + it) * ws + lane < len) {
+      const uint32_t d = static_cast<uint32_t>(key[it] >> p.shift) & (kDigits - 1);
+      const int at = cnt[w][d] + static_cast<int>(rank[it]);
+      skey[at] = key[it];
+      sidx[at] = idx[it];
+    }
+  }
+  __syncthreads();
+  for (int i = t; i < len; i += kLongThreads) {
+    const K k = skey[i];
+    const uint32_t x = sidx[i];
+    const int64_t q = base[static_cast<uint32_t>(k >> p.shift) & (kDigits - 1)] + i;
+    if (p.keys_out) {
+      p.keys_out[r * p.a.n + q] = k;
+      p.idx_out[r * p.a.n + q] = x;
+    } else {
+      store_sorted(p.a, off, q, static_cast<int64_t>(x));
+    }
+  }
+  __syncthreads();  // before the next tile reuses shared memory
+}
+
+template <class T>
+__global__ void __launch_bounds__(kLongThreads) long_scatter_kernel(LongPass<T> p) {
+  using K = sort_key_t<T>;
+  constexpr int kTileLen = long_tile<K>(), warps = kLongThreads / gpu::warp_size();
+  __shared__ uint16_t cnt[warps][kDigits];  // counts per (warp, digit), then the warp's first tile position
+  __shared__ int64_t base[kDigits];         // row position of the tile's digit run, less its tile position
+  __shared__ uint32_t part[2][kDigits];
+  __shared__ K skey[kTileLen];
+  __shared__ uint32_t sidx[kTileLen];
+  const int t = static_cast<int>(threadIdx.x);
+  for (int64_t b = blockIdx.x; b < p.a.rows * p.tiles; b += gridDim.x) {
+    int64_t r, first, off[3];
+    int span;
+    long_range(p, b, &r, off, &first, &span);
+    uint32_t next = p.hist[b * kDigits + t];       // thread t: where the block's next element of digit t goes
+    for (int s0 = 0; s0 < span; s0 += kTileLen) {  // the block's tiles, in order
+      const int64_t q0 = first + s0;
+      const int len = span - s0 < kTileLen ? span - s0 : kTileLen;
+      long_tile_pass(p, off, r, q0, len, next, cnt, base, part, skey, sidx);
+    }
+  }
+}
+
+// Sorts the rows with the long-row radix sort (Note [GPU long-row radix sort]) when their length
+// fits its 32-bit positions; returns whether it did.
+template <class T>
+bool long_radix_sort(const LaunchCtx& ctx, Backend& be, const SortArgs<T>& a) {
+  using K = sort_key_t<T>;
+  using V = cmp_t<T>;
+  if (a.n > int64_t{UINT32_MAX}) return false;
+  constexpr int kTileLen = long_tile<K>();
+  // Blocks of `sub` tiles, so that the scan walks at most kLongScanLen of them per row.
+  const int64_t tile_count = (a.n + kTileLen - 1) / kTileLen;
+  const int sub = static_cast<int>((tile_count + kLongScanLen - 1) / kLongScanLen);
+  const int64_t tiles = (tile_count + sub - 1) / sub, total = a.rows * a.n;
+  const int passes = std::is_integral_v<V> && sizeof(V) == 1 ? 1 : static_cast<int>(sizeof(K));  // u8: one byte
+  Scratch hist(be, a.rows * tiles * kDigits * static_cast<int64_t>(sizeof(uint32_t)));
+  Scratch keys[2], ids[2];
+  for (int k = 0; k < std::min(passes - 1, 2); ++k) {
+    keys[k] = Scratch(be, total * static_cast<int64_t>(sizeof(K)));
+    ids[k] = Scratch(be, total * static_cast<int64_t>(sizeof(uint32_t)));
+  }
+  const auto stream = gpu::native_stream(ctx.stream);
+  const unsigned grid = row_grid(a.rows * tiles);
+  LongPass<T> p{a, nullptr, nullptr, nullptr, nullptr, static_cast<uint32_t*>(hist.get()), tiles, sub, 0};
+  for (int pass = 0; pass < passes; ++pass) {
+    const bool last = pass == passes - 1;
+    p.shift = 8 * pass;
+    p.keys_out = last ? nullptr : static_cast<K*>(keys[pass % 2].get());
+    p.idx_out = last ? nullptr : static_cast<uint32_t*>(ids[pass % 2].get());
+    long_hist_kernel<T><<<grid, kLongThreads, 0, stream>>>(p);
+    gpu::check_launch(ctx.op, ctx.device);
+    long_scan_kernel<<<row_grid(a.rows), kLongThreads, 0, stream>>>(p.hist, a.rows, tiles);
+    gpu::check_launch(ctx.op, ctx.device);
+    long_scatter_kernel<T><<<grid, kLongThreads, 0, stream>>>(p);
+    gpu::check_launch(ctx.op, ctx.device);
+    p.keys_in = p.keys_out;
+    p.idx_in = p.idx_out;
+  }
+  return true;
+}
+
 int log2_ceil(int64_t n) {
   int l = 0;
   while ((int64_t{1} << l) < n) ++l;
@@ -468,8 +716,12 @@ void sort(const LaunchCtx& ctx, Backend& be, const TensorArg& src, const TensorA
                         want_values ? values.ptr<T>() + base[2] : nullptr,
                         vt.layout.strides().back(),
                         descending};
+          // One row per block leaves most of the GPU idle when rows are few (Note [GPU long-row
+          // radix sort]).
+          const bool few = rows <= ctx.multiprocessors && n >= kLongFewRowsMin;
+          if (!few && radix_sort_rows(ctx, a)) return;
+          if (n > tile_len<sort_key_t<T>, uint32_t>() && long_radix_sort(ctx, be, a)) return;
           // Positions of the padded row (Note [GPU sort keys]) in 32 bits when they fit.
-          if (radix_sort_rows(ctx, a)) return;
           if (log2_ceil(n) <= 32)
             sort_slice<T, uint32_t>(ctx, be, a);
           else
