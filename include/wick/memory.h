@@ -6,7 +6,9 @@
 //   wick::empty_cache(dev);  // give cached, unused blocks back to the driver
 //
 // GPU backends allocate stream-ordered from a per-device pool that keeps freed blocks for reuse,
-// so reserved stays above in_use until empty_cache. The CPU backend keeps freed blocks of 256 KiB
+// so reserved stays above in_use until empty_cache; each handle also keeps the blocks up to 64 MiB
+// that it frees (up to 1 GiB of them, or an eighth of the device's memory) and hands them out again
+// on its stream. The CPU backend keeps freed blocks of 256 KiB
 // and more for reuse (up to 4 GiB, or an eighth of the memory if less) until empty_cache; it keeps no
 // statistics (zeros).
 #pragma once
