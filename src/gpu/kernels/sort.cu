@@ -425,6 +425,10 @@ bool radix_sort_rows(const LaunchCtx& ctx, const SortArgs<T>& a) {
 // row left most of the GPU idle ([1, 32000] f32: 0.124 ms). These rows used to take the bitonic
 // merges of Note [GPU bitonic sort]: on the H100 a descending f32 sort of [1, 128256] took 0.124 ms
 // (torch 0.108), [256, 128256] 5.69 ms (torch 2.80) and [1, 2^24] 7.59 ms (torch 0.93).
+// Now: 0.083, 1.92 and 1.77 ms (torch 0.105, 2.83, 0.93). Under ncu the scatter is most of it (290
+// to 530 us a pass for 2^24, 24% of the warps active at 128 registers); tiles of 2048 with 1, 3 or 4
+// blocks per multiprocessor asked of the compiler were 10-20% faster for single rows up to 151936
+// and 5-40% slower for [256, 128256] and [1, 2^24], so not kept.
 constexpr int kLongThreads = 256;  // also the digit count: the scan's threads are the digits
 static_assert(kLongThreads == kDigits);
 constexpr int64_t kLongScanLen = 512;       // most blocks per row (each holds one or more whole tiles)
