@@ -11,7 +11,7 @@ namespace wick::WICK_GPU_NS {
 GpuShared::GpuShared(int ordinal)
     : props(gpu::device_properties(ordinal)),
       pool(ordinal),
-      cache_limit(std::min(kBlockCacheMax, props.total_memory / 8)) {}
+      cache_limit(props.total_memory > 0 ? std::min(kBlockCacheMax, props.total_memory / 8) : kBlockCacheMax) {}
 
 GpuBackend::GpuBackend(int ordinal, uint32_t id, GpuShared& shared)
     : ordinal_(ordinal),
