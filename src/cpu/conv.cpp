@@ -201,6 +201,40 @@ bool reads_input_as_is(const Geom& g) {
   return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
 }
 
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// How `lanes` runs of `len` items each (a sample's output pixels, a group's output channels) are
+// cut into blocks of at most `widest` items: at least `narrowest` items a block (or the whole run),
+// and where that allows, enough blocks for every thread to get the same count.
+struct BlockSplit {
+  int64_t per_lane, width;  // blocks per run, items per block (the last one of a run may be short)
+};
+
+BlockSplit split_runs(int64_t lanes, int64_t len, int64_t widest, int64_t narrowest) {
+  int64_t per_lane = ceil_div(len, std::clamp<int64_t>(std::max(widest, narrowest), 1, len));
+  const int64_t threads = num_threads();
+  const int64_t balanced = ceil_div(ceil_div(lanes * per_lane, threads) * threads, lanes);
+  per_lane = std::max(per_lane, std::min(balanced, ceil_div(len, narrowest)));
+  const int64_t width = ceil_div(len, per_lane);
+  return {ceil_div(len, width), width};
+}
+
+// Calls body(u, buf) for every block u in [0, blocks), spread over the threads; buf is the calling
+// thread's buffer of buf_elems elements (null when buf_elems is 0), taken from one allocation
+// (parallel_for makes at most min(threads, blocks) calls of its body). Fewer than kSmallGemm /
+// block_flops blocks run on one thread (whose BLAS calls may then use the others).
+template <class A, class F>
+void for_each_block(int64_t blocks, double block_flops, int64_t buf_elems, F&& body) {
+  const int64_t slots = buf_elems > 0 ? std::min<int64_t>(num_threads(), blocks) : 0;
+  const Scratch<A> bufs = scratch<A>(slots * buf_elems);
+  std::atomic<int64_t> next_slot{0};
+  const int64_t grain = std::max<int64_t>(1, static_cast<int64_t>(kSmallGemm / std::max(block_flops, 1.0)));
+  parallel_for(blocks, grain, [&](int64_t u0, int64_t u1) {
+    A* buf = buf_elems > 0 ? bufs.get() + next_slot.fetch_add(1) * buf_elems : nullptr;
+    for (int64_t u = u0; u < u1; ++u) body(u, buf);
+  });
+}
+
 template <class A, class T>
 void forward_blocks(const ConvArrays<A, T>& v, const Geom& g, const char* op) {
   const int64_t cg = g.c_in / g.groups, cog = g.c_out / g.groups;
@@ -208,39 +242,24 @@ void forward_blocks(const ConvArrays<A, T>& v, const Geom& g, const char* op) {
   const int64_t in_plane = g.h * g.w, out_plane = g.oh * g.ow;
   if (g.n == 0 || out_plane == 0 || g.c_out == 0) return;
   const bool direct = reads_input_as_is(g);
-  auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
-  const int64_t widest =
-      std::max<int64_t>(kConvMinCols, kConvBlockBytes / std::max<int64_t>(1, rows * static_cast<int64_t>(sizeof(A))));
-  int64_t per_sample = ceil_div(out_plane, std::min(widest, out_plane));
-  const int64_t threads = num_threads();
-  const int64_t balanced = ceil_div(ceil_div(g.n * per_sample, threads) * threads, g.n);
-  per_sample = std::max(per_sample, std::min(balanced, ceil_div(out_plane, kConvMinCols)));
-  const int64_t cols = ceil_div(out_plane, per_sample);
-  per_sample = ceil_div(out_plane, cols);
-  // Blocks worth less than a thread's start-up run on one thread (BLAS may still thread them).
-  const double block_flops = 2.0 * static_cast<double>(g.c_out) * static_cast<double>(kg) * static_cast<double>(cols);
-  const int64_t grain = std::max<int64_t>(1, static_cast<int64_t>(65536.0 * 4 / std::max(block_flops, 1.0)));
-  // One im2col buffer per call of the body: parallel_for makes at most min(threads, blocks) calls.
-  const int64_t blocks = g.n * per_sample, slots = direct ? 0 : std::min(threads, blocks);
-  const Scratch<A> bufs = scratch<A>(slots * rows * cols);
-  std::atomic<int64_t> next_slot{0};
-  parallel_for(blocks, grain, [&](int64_t u0, int64_t u1) {
-    A* buf = direct ? nullptr : bufs.get() + next_slot.fetch_add(1) * rows * cols;
-    for (int64_t u = u0; u < u1; ++u) {
-      const int64_t n = u / per_sample, p0 = u % per_sample * cols, p1 = std::min(out_plane, p0 + cols);
-      const A* xn = v.x + n * g.c_in * in_plane;
-      const A* col = xn + p0;  // direct: x's rows are the columns
-      int64_t ldb = in_plane;
-      if (!direct) {
-        im2col_cols(xn, buf, g, p0, p1);
-        col = buf;
-        ldb = p1 - p0;
-      }
-      A* on = v.out + n * g.c_out * out_plane + p0;
-      for (int64_t gi = 0; gi < g.groups; ++gi)
-        gemm<A>(false, cog, p1 - p0, kg, v.w + gi * cog * kg, kg, col + gi * kg * ldb, ldb, on + gi * cog * out_plane,
-                out_plane, op);
+  const BlockSplit s =
+      split_runs(g.n, out_plane, kConvBlockBytes / std::max<int64_t>(1, rows * int64_t{sizeof(A)}), kConvMinCols);
+  const double block_flops =
+      2.0 * static_cast<double>(g.c_out) * static_cast<double>(kg) * static_cast<double>(s.width);
+  for_each_block<A>(g.n * s.per_lane, block_flops, direct ? 0 : rows * s.width, [&](int64_t u, A* buf) {
+    const int64_t n = u / s.per_lane, p0 = u % s.per_lane * s.width, p1 = std::min(out_plane, p0 + s.width);
+    const A* xn = v.x + n * g.c_in * in_plane;
+    const A* col = xn + p0;  // direct: x's rows are the columns
+    int64_t ldb = in_plane;
+    if (!direct) {
+      im2col_cols(xn, buf, g, p0, p1);
+      col = buf;
+      ldb = p1 - p0;
     }
+    A* on = v.out + n * g.c_out * out_plane + p0;
+    for (int64_t gi = 0; gi < g.groups; ++gi)
+      gemm<A>(false, cog, p1 - p0, kg, v.w + gi * cog * kg, kg, col + gi * kg * ldb, ldb, on + gi * cog * out_plane,
+              out_plane, op);
   });
 }
 
@@ -305,16 +324,10 @@ void transposed_blocks(const ConvArrays<A, T>& v, const Geom& g, const char* op)
   if (g.n == 0 || g.c_out == 0 || out_plane == 0) return;
   // With a 1x1 kernel at stride 1, no padding and no growth, col2im is the identity.
   const bool direct = reads_input_as_is(g) && g.oh == g.h && g.ow == g.w;
-  auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
-  const int64_t threads = num_threads(), lanes = g.n * g.groups;
-  const int64_t channel_bytes = std::max<int64_t>(1, taps * in_plane * static_cast<int64_t>(sizeof(A)));
-  int64_t per_lane = ceil_div(cog, std::clamp<int64_t>(kConvBlockBytes / channel_bytes, 1, cog));
-  const int64_t balanced = ceil_div(ceil_div(lanes * per_lane, threads) * threads, lanes);
-  per_lane = std::max(per_lane, std::min(balanced, cog));
-  const int64_t chans = ceil_div(cog, per_lane);
-  per_lane = ceil_div(cog, chans);
-  const int64_t blocks = lanes * per_lane;
-  if (blocks < threads) {
+  const int64_t lanes = g.n * g.groups, channel_elems = taps * in_plane;
+  const BlockSplit s =
+      split_runs(lanes, cog, kConvBlockBytes / std::max<int64_t>(1, channel_elems * int64_t{sizeof(A)}), 1);
+  if (lanes * s.per_lane < num_threads()) {
     Scratch<A> hcol;
     if (!direct) hcol = scratch<A>(g.c_out * taps * in_plane);
     for (int64_t n = 0; n < g.n; ++n) {
@@ -324,32 +337,24 @@ void transposed_blocks(const ConvArrays<A, T>& v, const Geom& g, const char* op)
         gemm<A>(true, kg, in_plane, cg, v.w + gi * cg * kg, kg, v.x + (n * g.c_in + gi * cg) * in_plane, in_plane,
                 col + gi * kg * in_plane, in_plane, op);
       if (direct) continue;
-      parallel_for(g.c_out, std::max<int64_t>(1, kGrain / std::max<int64_t>(taps * in_plane, 1)),
+      parallel_for(g.c_out, std::max<int64_t>(1, kGrain / std::max<int64_t>(channel_elems, 1)),
                    [&](int64_t c0, int64_t c1) {
                      for (int64_t co = c0; co < c1; ++co)
-                       col2im_channel(col + co * taps * in_plane, on + co * out_plane, g);
+                       col2im_channel(col + co * channel_elems, on + co * out_plane, g);
                    });
     }
     return;
   }
-  // One col buffer per call of the body: parallel_for makes at most min(threads, blocks) calls.
-  const int64_t slots = direct ? 0 : std::min(threads, blocks);
-  const Scratch<A> bufs = scratch<A>(slots * chans * taps * in_plane);
-  std::atomic<int64_t> next_slot{0};
-  const double block_flops = 2.0 * static_cast<double>(chans * taps * in_plane) * static_cast<double>(cg);
-  const int64_t grain = std::max<int64_t>(1, static_cast<int64_t>(65536.0 * 4 / std::max(block_flops, 1.0)));
-  parallel_for(blocks, grain, [&](int64_t u0, int64_t u1) {
-    A* buf = direct ? nullptr : bufs.get() + next_slot.fetch_add(1) * chans * taps * in_plane;
-    for (int64_t u = u0; u < u1; ++u) {
-      const int64_t lane = u / per_lane, n = lane / g.groups, gi = lane % g.groups;
-      const int64_t c0 = u % per_lane * chans, c1 = std::min(cog, c0 + chans);
-      A* on = v.out + (n * g.c_out + gi * cog) * out_plane;  // the group's first output channel
-      A* col = direct ? on + c0 * out_plane : buf;
-      gemm<A>(true, (c1 - c0) * taps, in_plane, cg, v.w + gi * cg * kg + c0 * taps, kg,
-              v.x + (n * g.c_in + gi * cg) * in_plane, in_plane, col, in_plane, op);
-      if (direct) continue;
-      for (int64_t c = c0; c < c1; ++c) col2im_channel(buf + (c - c0) * taps * in_plane, on + c * out_plane, g);
-    }
+  const double block_flops = 2.0 * static_cast<double>(s.width * channel_elems) * static_cast<double>(cg);
+  for_each_block<A>(lanes * s.per_lane, block_flops, direct ? 0 : s.width * channel_elems, [&](int64_t u, A* buf) {
+    const int64_t lane = u / s.per_lane, n = lane / g.groups, gi = lane % g.groups;
+    const int64_t c0 = u % s.per_lane * s.width, c1 = std::min(cog, c0 + s.width);
+    A* on = v.out + (n * g.c_out + gi * cog) * out_plane;  // the group's first output channel
+    A* col = direct ? on + c0 * out_plane : buf;
+    gemm<A>(true, (c1 - c0) * taps, in_plane, cg, v.w + gi * cg * kg + c0 * taps, kg,
+            v.x + (n * g.c_in + gi * cg) * in_plane, in_plane, col, in_plane, op);
+    if (direct) return;
+    for (int64_t c = c0; c < c1; ++c) col2im_channel(buf + (c - c0) * channel_elems, on + c * out_plane, g);
   });
 }
 

@@ -12,6 +12,10 @@
 
 namespace wick::cpu {
 
+// Below this many multiply-adds OpenBLAS runs a GEMM on one thread (its GEMM_MULTITHREAD_THRESHOLD
+// default), so many small GEMMs are spread over threads by their callers instead.
+inline constexpr double kSmallGemm = 65536.0 * 4;
+
 // A matrix of `rows` x `cols` elements: element (r, c) at p[r * rs + c * cs]. Strides may be any
 // non-negative values, 0 included.
 template <class T>

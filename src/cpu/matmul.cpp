@@ -192,10 +192,6 @@ MatRef<T> matrix(const TensorArg& t, const Shape& batch, int64_t bi) {
           t.layout.dim(r - 1), t.layout.stride(r - 2), t.layout.stride(r - 1)};
 }
 
-// Below this many multiply-adds OpenBLAS runs a GEMM on one thread (its GEMM_MULTITHREAD_THRESHOLD
-// default), so many small batches are spread over threads here instead.
-constexpr double kSmallGemm = 65536.0 * 4;
-
 // Note [CPU matrix-vector products]
 // A matmul with n == 1 (y = A x) or m == 1 (y = x W^T: b = W^T, whose columns are W's rows) is one
 // dot product per output, which reads each matrix element once: its speed is that of memory. The

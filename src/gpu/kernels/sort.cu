@@ -513,14 +513,23 @@ __global__ void __launch_bounds__(kLongThreads) long_scan_kernel(uint32_t* hist,
 
 // One tile of the scatter (positions [q0, q0 + len) of row r, len <= long_tile<K>()): ranks, reorders
 // and writes it; thread t's `next` (digit t's next row position) advances past the tile's elements.
-template <class T, int W>
+template <class K>
+struct LongShared {
+  static constexpr int kWarps = kLongThreads / gpu::warp_size();
+  uint16_t cnt[kWarps][kDigits];  // counts per (warp, digit), then the warp's first tile position
+  int64_t base[kDigits];          // row position of the tile's digit run, less its tile position
+  uint32_t part[2][kDigits];      // block_exclusive_scan's
+  K key[long_tile<K>()];          // the tile in (digit, rank) order
+  uint32_t idx[long_tile<K>()];
+};
+
+template <class T>
 __device__ __forceinline__ void long_tile_pass(const LongPass<T>& p, const int64_t (&off)[3], int64_t r, int64_t q0,
-                                               int len, uint32_t& next, uint16_t (&cnt)[W][kDigits],
-                                               int64_t (&base)[kDigits], uint32_t (&part)[2][kDigits],
-                                               sort_key_t<T>* skey, uint32_t* sidx) {
+                                               int len, uint32_t& next, LongShared<sort_key_t<T>>& sh) {
   using K = sort_key_t<T>;
-  constexpr int kItems = long_items<K>();
+  constexpr int kItems = long_items<K>(), W = LongShared<K>::kWarps;
   constexpr int ws = gpu::warp_size();
+  auto& cnt = sh.cnt;
   const int t = static_cast<int>(threadIdx.x), lane = t % ws, w = t / ws;
   const gpu::lane_mask_t below = (gpu::lane_mask_t{1} << lane) - 1;
   for (int d = lane; d < kDigits; d += ws) cnt[w][d] = 0;
@@ -557,8 +566,8 @@ __device__ __forceinline__ void long_tile_pass(const LongPass<T>& p, const int64
     uint32_t total = 0;
     for (int v = 0; v < W; ++v) total += cnt[v][t];
     uint32_t all = 0;
-    uint32_t at = block_exclusive_scan(total, part, &all);
-    base[t] = static_cast<int64_t>(next) - at;
+    uint32_t at = block_exclusive_scan(total, sh.part, &all);
+    sh.base[t] = static_cast<int64_t>(next) - at;
     next += total;
     for (int v = 0; v < W; ++v) {
       const uint32_t c = cnt[v][t];
@@ -572,15 +581,15 @@ __device__ __forceinline__ void long_tile_pass(const LongPass<T>& p, const int64
     if ((w * kItems + it) * ws + lane < len) {
       const uint32_t d = static_cast<uint32_t>(key[it] >> p.shift) & (kDigits - 1);
       const int at = cnt[w][d] + static_cast<int>(rank[it]);
-      skey[at] = key[it];
-      sidx[at] = idx[it];
+      sh.key[at] = key[it];
+      sh.idx[at] = idx[it];
     }
   }
   __syncthreads();
   for (int i = t; i < len; i += kLongThreads) {
-    const K k = skey[i];
-    const uint32_t x = sidx[i];
-    const int64_t q = base[static_cast<uint32_t>(k >> p.shift) & (kDigits - 1)] + i;
+    const K k = sh.key[i];
+    const uint32_t x = sh.idx[i];
+    const int64_t q = sh.base[static_cast<uint32_t>(k >> p.shift) & (kDigits - 1)] + i;
     if (p.keys_out) {
       p.keys_out[r * p.a.n + q] = k;
       p.idx_out[r * p.a.n + q] = x;
@@ -591,15 +600,13 @@ __device__ __forceinline__ void long_tile_pass(const LongPass<T>& p, const int64
   __syncthreads();  // before the next tile reuses shared memory
 }
 
+// Two blocks per multiprocessor: at most 128 registers (what every instantiation took before the
+// launch bound but f16's, which took 146 and so ran one block).
 template <class T>
-__global__ void __launch_bounds__(kLongThreads) long_scatter_kernel(LongPass<T> p) {
+__global__ void __launch_bounds__(kLongThreads, 2) long_scatter_kernel(LongPass<T> p) {
   using K = sort_key_t<T>;
-  constexpr int kTileLen = long_tile<K>(), warps = kLongThreads / gpu::warp_size();
-  __shared__ uint16_t cnt[warps][kDigits];  // counts per (warp, digit), then the warp's first tile position
-  __shared__ int64_t base[kDigits];         // row position of the tile's digit run, less its tile position
-  __shared__ uint32_t part[2][kDigits];
-  __shared__ K skey[kTileLen];
-  __shared__ uint32_t sidx[kTileLen];
+  constexpr int kTileLen = long_tile<K>();
+  __shared__ LongShared<K> sh;
   const int t = static_cast<int>(threadIdx.x);
   for (int64_t b = blockIdx.x; b < p.a.rows * p.tiles; b += gridDim.x) {
     int64_t r, first, off[3];
@@ -609,7 +616,7 @@ __global__ void __launch_bounds__(kLongThreads) long_scatter_kernel(LongPass<T> 
     for (int s0 = 0; s0 < span; s0 += kTileLen) {  // the block's tiles, in order
       const int64_t q0 = first + s0;
       const int len = span - s0 < kTileLen ? span - s0 : kTileLen;
-      long_tile_pass(p, off, r, q0, len, next, cnt, base, part, skey, sidx);
+      long_tile_pass(p, off, r, q0, len, next, sh);
     }
   }
 }
