@@ -325,18 +325,24 @@ TEST_P(Reduce, CumsumAlongLeadingDim) {
 // -0 equal to +0, ties in input order.
 template <class T>
 std::vector<int64_t> ref_order(const std::vector<T>& row, bool descending) {
-  std::vector<int64_t> order(row.size());
-  std::iota(order.begin(), order.end(), int64_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    const T x = row[static_cast<size_t>(a)], y = row[static_cast<size_t>(b)];
-    if constexpr (std::is_floating_point_v<T>) {
-      if (descending) return std::isnan(x) ? !std::isnan(y) : (!std::isnan(y) && x > y);
-      return std::isnan(y) ? !std::isnan(x) : (!std::isnan(x) && x < y);
-    } else {
-      return descending ? x > y : x < y;
-    }
-  });
-  return order;
+  if constexpr (!std::is_arithmetic_v<T>) {  // bf16, f16, f8e4m3: the order of their (exact) f32 values
+    std::vector<float> wide(row.size());
+    std::transform(row.begin(), row.end(), wide.begin(), [](T x) { return static_cast<float>(x); });
+    return ref_order(wide, descending);
+  } else {
+    std::vector<int64_t> order(row.size());
+    std::iota(order.begin(), order.end(), int64_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      const T x = row[static_cast<size_t>(a)], y = row[static_cast<size_t>(b)];
+      if constexpr (std::is_floating_point_v<T>) {
+        if (descending) return std::isnan(x) ? !std::isnan(y) : (!std::isnan(y) && x > y);
+        return std::isnan(y) ? !std::isnan(x) : (!std::isnan(x) && x < y);
+      } else {
+        return descending ? x > y : x < y;
+      }
+    });
+    return order;
+  }
 }
 
 // Sorts `rows` rows of n values (h, row-major) laid out as [rows, n] (contiguous rows) and as
@@ -391,6 +397,9 @@ TEST_P(Reduce, SortMatchesTheReferenceOnManyRowLengths) {
     std::vector<int64_t> i64(f.size());
     std::vector<uint8_t> u8(f.size());
     std::vector<uint32_t> u32(f.size());
+    std::vector<bf16> hb(f.size());
+    std::vector<f16> hh(f.size());
+    std::vector<f8e4m3> h8(f.size());
     for (size_t k = 0; k < f.size(); ++k) {
       f[k] = fpool[next() % std::size(fpool)];
       g[k] = dpool[next() % std::size(dpool)];
@@ -399,6 +408,11 @@ TEST_P(Reduce, SortMatchesTheReferenceOnManyRowLengths) {
       // Random bit patterns, NaNs with payloads among them: keys differ in all four bytes.
       u32[k] = next() << 8 ^ next();
       fbits[k] = std::bit_cast<float>(u32[k]);
+      // Every bit pattern of the narrow floats: NaNs with payloads and signs, infinities, zeros and
+      // subnormals of both signs (Note [GPU sort key digits] skips their constant low key digits).
+      hb[k] = bf16::from_bits(static_cast<uint16_t>(next() >> 8));
+      hh[k] = f16::from_bits(static_cast<uint16_t>(next() >> 8));
+      h8[k] = f8e4m3::from_bits(static_cast<uint8_t>(next() >> 16));
     }
     expect_sorts_like_reference(d, f, rows, n);
     expect_sorts_like_reference(d, g, rows, n);
@@ -407,6 +421,9 @@ TEST_P(Reduce, SortMatchesTheReferenceOnManyRowLengths) {
     if (n >= 1000) {
       expect_sorts_like_reference(d, u32, rows, n);
       expect_sorts_like_reference(d, fbits, rows, n);
+      expect_sorts_like_reference(d, hb, rows, n);
+      expect_sorts_like_reference(d, hh, rows, n);
+      expect_sorts_like_reference(d, h8, rows, n);
     }
   }
   // f16 keys: sort through the compute type, ties from rounding.
@@ -419,21 +436,25 @@ TEST_P(Reduce, SortMatchesTheReferenceOnManyRowLengths) {
   for (bool desc : {false, true}) EXPECT_EQ(x.argsort(0, desc).to_vector<int64_t>(), ref_order(back, desc)) << desc;
 }
 
-// One row longer than 512 tiles of the GPU's long-row radix sort, so that its blocks take several
-// tiles each (Note [GPU long-row radix sort]): 32-bit and 64-bit keys, with ties.
+// One row of over 500 tiles of the GPU's long-row radix sort, whose scan runs in many chunks, the
+// last one partial (Note [GPU long-row radix sort]): 32-bit and 64-bit keys, and f16 (three
+// passes, Note [GPU sort key digits]), with ties.
 TEST_P(Reduce, SortOfOneVeryLongRow) {
   const Device d = GetParam();
   const int64_t n = (int64_t{1} << 21) + 12345;
   std::vector<float> f(static_cast<size_t>(n));
   std::vector<double> g(f.size());
+  std::vector<f16> h(f.size());
   uint32_t seed = 99;
   for (size_t k = 0; k < f.size(); ++k) {
     seed = seed * 1664525u + 1013904223u;
     f[k] = static_cast<float>(seed >> 12) / 1024.f - 2048.f;  // about 2^20 distinct values: ties
     g[k] = static_cast<double>(seed) * (k % 2 ? 1e-3 : -1e-3);
+    h[k] = f16::from_bits(static_cast<uint16_t>(seed >> 16));
   }
   expect_sorts_like_reference(d, f, 1, n);
   expect_sorts_like_reference(d, g, 1, n);
+  expect_sorts_like_reference(d, h, 1, n);
 }
 
 // cumsum over long rows (split across blocks on a GPU), many rows, adjacent rows (a cumsum over a

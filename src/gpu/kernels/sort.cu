@@ -35,8 +35,9 @@
 //   3. each element goes to perm[cnt[w][digit] + rank]: equal digits keep their order, since earlier
 //      warps and earlier lanes come first.
 // perm is rewritten in place: every read of a pass ends (barrier) before its first write, the pass's
-// elements waiting in registers. One row costs 4 passes of a few dozen instructions per element on
-// chip; the memory traffic is the floor: the row read once, values and indices written once.
+// elements waiting in registers. One row costs up to 4 passes (Note [GPU sort key digits]) of a few
+// dozen instructions per element on chip; the memory traffic is the floor: the row read once,
+// values and indices written once.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -65,6 +66,12 @@ constexpr int tile_len() {
 template <class T>
 using sort_key_t = std::conditional_t<sizeof(cmp_t<T>) == 8, uint64_t, uint32_t>;
 
+// The unsigned integer as wide as T.
+template <class T>
+using raw_t = std::conditional_t<
+    sizeof(T) == 1, uint8_t,
+    std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
+
 template <class K, class V>
 __device__ __forceinline__ K bits_of(V v) {
   static_assert(sizeof(K) == sizeof(V));
@@ -92,6 +99,31 @@ __device__ __forceinline__ sort_key_t<T> sort_key(T x, bool descending) {
     k = static_cast<K>(v);
   }
   return descending ? ~k : k;
+}
+
+// Note [GPU sort key digits]
+// The radix sorts pass over the key's 8-bit digits from the lowest; a pass over a digit that is, in
+// every key, the same function of the digits above it changes nothing (pairs equal in the higher
+// digits are then equal in all, and each pass is stable), so the sorts start at the lowest digit
+// that is not. A 16- or 8-bit float widened to f32 leaves the low mantissa bits of the f32 zero
+// (bf16: 16, f16: 13, f8e4m3: 20 bits, subnormals included), so in the key they are all zero for
+// a positive number and all one for a negative one or NaN (whose key is all ones), and descending
+// complements them with the rest: for a key, a function of its sign bit. bf16 and f8e4m3 sorts
+// thus take 2 passes, f16 3, u8 1 (its key is one byte), f32 and u32 4, f64 and i64 8.
+template <class T>
+constexpr int first_key_digit() {
+  if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f8e4m3>)
+    return 2;
+  else if constexpr (std::is_same_v<T, f16>)
+    return 1;
+  else
+    return 0;
+}
+
+template <class T>
+constexpr int key_digit_end() {
+  using V = cmp_t<T>;
+  return std::is_integral_v<V> && sizeof(V) == 1 ? 1 : static_cast<int>(sizeof(sort_key_t<T>));
 }
 
 // Whether pair (ka, ia) sorts before (kb, ib).
@@ -292,10 +324,10 @@ __device__ __forceinline__ uint32_t radix_key(const T* vals, uint32_t i, uint32_
   return i < n ? sort_key(vals[i], descending) : ~uint32_t{0};
 }
 
-// Sorts whole rows of `items` * kRadixThreads positions (Note [GPU radix sort]); `passes` digits
-// of the key (1 when only the low byte varies).
+// Sorts whole rows of `items` * kRadixThreads positions (Note [GPU radix sort]) over the digits of
+// Note [GPU sort key digits].
 template <class T>
-__global__ void __launch_bounds__(kRadixThreads) radix_sort_kernel(SortArgs<T> a, int items, int passes) {
+__global__ void __launch_bounds__(kRadixThreads) radix_sort_kernel(SortArgs<T> a, int items) {
   extern __shared__ __align__(16) unsigned char radix_smem[];
   constexpr int ws = gpu::warp_size(), warps = kRadixThreads / ws;
   uint16_t* cnt = reinterpret_cast<uint16_t*>(radix_smem);
@@ -314,14 +346,14 @@ __global__ void __launch_bounds__(kRadixThreads) radix_sort_kernel(SortArgs<T> a
     for (int d = lane; d < kDigits; d += ws) my_cnt[d] = 0;
     __syncthreads();
 #pragma unroll 1
-    for (int pass = 0; pass < passes; ++pass) {
+    for (int pass = first_key_digit<T>(); pass < key_digit_end<T>(); ++pass) {
       const int shift = 8 * pass;
       uint32_t item[kRadixItems];  // source position | rank << 16
 #pragma unroll
       for (int it = 0; it < kRadixItems; ++it) {
         if (it < items) {
           const int j = (w * items + it) * ws + lane;
-          const uint32_t i = pass == 0 ? static_cast<uint32_t>(j) : perm[j];
+          const uint32_t i = pass == first_key_digit<T>() ? static_cast<uint32_t>(j) : perm[j];
           const uint32_t d = (radix_key(vals, i, n, a.descending) >> shift) & (kDigits - 1);
           gpu::lane_mask_t peers = gpu::ballot(true);
 #pragma unroll
@@ -391,12 +423,10 @@ bool radix_sort_rows(const LaunchCtx& ctx, const SortArgs<T>& a) {
     if (a.n <= tile_len<uint32_t, uint32_t>() || items > kRadixItems) return false;
     const int64_t bytes = kRadixCountBytes + static_cast<int64_t>(sizeof(T) + 2) * items * kRadixThreads;
     if (bytes > ctx.shared_per_block) return false;
-    using V = cmp_t<T>;
-    const int passes = std::is_integral_v<V> && sizeof(V) == 1 ? 1 : 4;  // u8: the key is one byte
     auto* kernel = radix_sort_kernel<T>;
     gpu::allow_dynamic_shared(reinterpret_cast<const void*>(kernel), static_cast<int64_t>(bytes), ctx.op, ctx.device);
     kernel<<<row_grid(a.rows), kRadixThreads, static_cast<size_t>(bytes), gpu::native_stream(ctx.stream)>>>(
-        a, static_cast<int>(items), passes);
+        a, static_cast<int>(items));
     gpu::check_launch(ctx.op, ctx.device);
     return true;
   }
@@ -405,74 +435,104 @@ bool radix_sort_rows(const LaunchCtx& ctx, const SortArgs<T>& a) {
 // Note [GPU long-row radix sort]
 // Rows longer than the one-block radix sort takes (more than 32768 f32 elements, or 64-bit keys)
 // and longer than one bitonic tile are sorted by an LSD radix sort of 8-bit digits through global
-// memory, three kernels per digit:
-//   1. long_hist_kernel: for each tile of long_tile<K>() positions of a row, the count of every
-//      digit: hist[row][tile][digit].
-//   2. long_scan_kernel: per row, thread d walks the tiles in order summing digit d; an exclusive
-//      scan of the digit totals then turns hist[row][tile][d] into the row position of the tile's
-//      first element of digit d.
+// memory (over the digits of Note [GPU sort key digits]), three kernels per digit:
+//   1. long_hist_kernel: for each tile of long_tile<T>() positions of a row, the count of every
+//      digit, hist[row][tile][digit]; the tile also adds its counts to those of its chunk of
+//      chunk_len consecutive tiles, chunk[row][chunk][digit] (zeroed before the first pass).
+//   2. long_scan_kernel: one block per chunk, thread d for digit d. The chunk counts give the
+//      digit's total in the row and its count in the chunks before this one; an exclusive scan of
+//      the totals over the digits then gives the row position of the chunk's first element of
+//      digit d, and a walk over the chunk's tiles turns hist[row][tile][d] into the position of
+//      the tile's first element of digit d.
 //   3. long_scatter_kernel: each tile ranks its elements by digit, stably (ballots per warp and
 //      counts per (warp, digit), as in Note [GPU radix sort]), puts them in shared memory in
 //      (digit, rank) order and writes them out from there: consecutive threads write consecutive
 //      positions of a digit's run, at the position of step 2.
-// The first pass reads the keys from src (the indices are the positions); the last writes the
-// outputs (values gathered from src by index, bit for bit) instead of the key and index buffers.
-// Every pass is stable and the first starts in index order, so the result is the unique order of
-// the pairs (key, index) again, the CPU's. A block takes `sub` consecutive tiles where a row has
-// more than kLongScanLen of them, so that step 2's walk stays short; thread d then carries digit
-// d's next position from tile to tile. Few rows (no more than the multiprocessors, each at least
-// kLongFewRowsMin long) take this sort even where the one-block radix sort could: one block per
-// row left most of the GPU idle ([1, 32000] f32: 0.124 ms). These rows used to take the bitonic
-// merges of Note [GPU bitonic sort]: on the H100 a descending f32 sort of [1, 128256] took 0.124 ms
-// (torch 0.108), [256, 128256] 5.69 ms (torch 2.80) and [1, 2^24] 7.59 ms (torch 0.93).
-// Now: 0.083, 1.92 and 1.77 ms (torch 0.105, 2.83, 0.93). Under ncu the scatter is most of it (290
-// to 530 us a pass for 2^24, 24% of the warps active at 128 registers); tiles of 2048 with 1, 3 or 4
-// blocks per multiprocessor asked of the compiler were 10-20% faster for single rows up to 151936
-// and 5-40% slower for [256, 128256] and [1, 2^24], so not kept.
+// The passes carry the source elements themselves (each pass computes their keys) with their
+// indices: the first pass reads them from src (the indices are the positions), the last writes
+// the outputs instead of the scratch buffers, so no pass reads src at random. Every pass is stable
+// and the first starts in index order, so the result is the unique order of the pairs (key,
+// index) again, the CPU's. Chunks of about sqrt(tiles) tiles keep step 2 short and spread over
+// the GPU even for one row of millions of elements. Where rows have few tiles and there are few of
+// them (kLongSelfScanTiles, kLongSelfScanReads), there are no chunks and no step 2: each tile of
+// the scatter reads the counts of all its row's tiles and scans them itself, which saves two
+// launches a pass where the launches are most of the time (one row of a vocabulary). Few rows (no
+// more than the multiprocessors, each at least kLongFewRowsMin long) take this sort even where
+// the one-block radix sort could: one block per row left most of the GPU idle ([1, 32000] f32:
+// 0.124 ms).
+//
+// On the H100, descending f32 (torch in the same run): the first version of this sort kept keys
+// in the scratch (the last pass gathered the values from src by index, at random for one long
+// row), had one block scan a whole row and gave blocks up to 8 tiles each: [1, 32000] 0.076 ms,
+// [1, 128256] 0.083, [256, 128256] 1.92, [1, 2^24] 1.77 (torch 0.110, 0.105, 2.83, 0.93); under
+// ncu, for [1, 2^24], a pass took 290-530 us in the scatter and 51 us in the scan. This one:
+// 0.069, 0.075, 1.64, 0.92 ms (torch 0.086, 0.093, 2.83, 0.94); a pass of [1, 2^24] is now about
+// 34 us of histogram, 21 of scan and 210 of scatter, which issues about 200 instructions per
+// warp's element at 0.57 a cycle per scheduler with a quarter of the warps active (128 registers).
+// Three and four blocks per multiprocessor (80 and 64 registers, ranks packed in pairs) were no
+// faster: within 10% either way, depending on the shape. bf16 takes 2 passes (Note [GPU sort key
+// digits]): 0.037 ms for [1, 32000], 0.78 for [256, 128256], 0.42 for [1, 2^24] (torch 0.067,
+// 1.31, 0.47).
 constexpr int kLongThreads = 256;  // also the digit count: the scan's threads are the digits
 static_assert(kLongThreads == kDigits);
-constexpr int64_t kLongScanLen = 512;       // most blocks per row (each holds one or more whole tiles)
 constexpr int64_t kLongFewRowsMin = 16384;  // row length from which few rows take this sort
+// Where the scatter finds its positions itself: at most this many tiles a row, and at most
+// kLongSelfScanReads rows of counts read by all tiles together (each tile reads its row's).
+constexpr int64_t kLongSelfScanTiles = 64;
+constexpr int64_t kLongSelfScanReads = 32768;
 
-template <class K>
-constexpr int long_items() {  // positions per thread: shared memory of 4096 x 8 or 2048 x 12 bytes
-  return sizeof(K) == 4 ? 16 : 8;
+template <class T>
+constexpr int long_items() {  // positions per thread: tiles of 4096 (32-bit keys) or 2048
+  return sizeof(sort_key_t<T>) == 4 ? 16 : 8;
 }
 
-template <class K>
+template <class T>
 constexpr int long_tile() {
-  return kLongThreads * long_items<K>();
+  return kLongThreads * long_items<T>();
 }
 
 template <class T>
 struct LongPass {
-  using K = sort_key_t<T>;
   SortArgs<T> a;
-  const K* keys_in;  // null in the first pass: keys from src, indices are the positions
+  const T* vals_in;  // null in the first pass: the elements of src, the indices their positions
   const uint32_t* idx_in;
-  K* keys_out;  // null in the last pass: the outputs are written
+  T* vals_out;  // null in the last pass: the outputs are written
   uint32_t* idx_out;
-  uint32_t* hist;  // [rows][tiles][kDigits]
-  int64_t tiles;   // blocks per row, each of `sub` tiles of long_tile<K>() positions
-  int sub;
+  uint32_t* hist;     // [rows][tiles][kDigits]
+  uint32_t* chunk;    // [rows][chunks][kDigits], this pass's
+  int64_t tiles;      // per row
+  int64_t chunk_len;  // tiles per chunk
+  int64_t chunks;     // per row
+  bool self_scan;     // the scatter finds its positions in hist itself: no chunks, no scan kernel
   int shift;
 };
 
-// The key at position q of row r in this pass's input.
+// The element at position q of row r in this pass's input.
 template <class T>
-__device__ __forceinline__ sort_key_t<T> long_key(const LongPass<T>& p, const int64_t (&off)[3], int64_t r, int64_t q) {
-  return p.keys_in ? p.keys_in[r * p.a.n + q] : sort_key(p.a.src[off[0] + q * p.a.ss], p.a.descending);
+__device__ __forceinline__ T long_value(const LongPass<T>& p, const int64_t (&off)[3], int64_t r, int64_t q) {
+  return p.vals_in ? p.vals_in[r * p.a.n + q] : p.a.src[off[0] + q * p.a.ss];
 }
 
-// Block b's range: positions [q0, q0 + len) of row r, whose operand offsets go to off.
+// The digit of this pass of element v's key.
+template <class T>
+__device__ __forceinline__ uint32_t long_digit(const LongPass<T>& p, T v) {
+  return static_cast<uint32_t>(sort_key(v, p.a.descending) >> p.shift) & (kDigits - 1);
+}
+
+// Tile b's range: positions [q0, q0 + len) of row r, whose operand offsets go to off.
 template <class T>
 __device__ __forceinline__ void long_range(const LongPass<T>& p, int64_t b, int64_t* r, int64_t (&off)[3], int64_t* q0,
                                            int* len) {
-  const int64_t span = int64_t{p.sub} * long_tile<sort_key_t<T>>();
+  constexpr int64_t kTileLen = long_tile<T>();
   *r = b / p.tiles;
-  *q0 = (b % p.tiles) * span;
-  *len = static_cast<int>(p.a.n - *q0 < span ? p.a.n - *q0 : span);
+  *q0 = (b % p.tiles) * kTileLen;
+  *len = static_cast<int>(p.a.n - *q0 < kTileLen ? p.a.n - *q0 : kTileLen);
   row_offsets(p.a.m, *r, off);
+}
+
+__global__ void __launch_bounds__(kLongThreads) long_zero_kernel(uint32_t* p, int64_t n) {
+  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) p[i] = 0;
 }
 
 template <class T>
@@ -485,69 +545,116 @@ __global__ void __launch_bounds__(kLongThreads) long_hist_kernel(LongPass<T> p) 
     long_range(p, b, &r, off, &q0, &len);
     h[t] = 0;  // thread t: digit t, here and in the copy out (no other thread writes it between)
     __syncthreads();
-    for (int i = t; i < len; i += kLongThreads)
-      atomicAdd(&h[(long_key(p, off, r, q0 + i) >> p.shift) & (kDigits - 1)], 1u);
+#pragma unroll 4
+    for (int i = t; i < len; i += kLongThreads) atomicAdd(&h[long_digit(p, long_value(p, off, r, q0 + i))], 1u);
     __syncthreads();
-    p.hist[b * kDigits + t] = h[t];
+    const uint32_t c = h[t];
+    p.hist[b * kDigits + t] = c;
+    if (!p.self_scan && c != 0) atomicAdd(&p.chunk[(r * p.chunks + (b % p.tiles) / p.chunk_len) * kDigits + t], c);
   }
 }
 
-__global__ void __launch_bounds__(kLongThreads) long_scan_kernel(uint32_t* hist, int64_t rows, int64_t tiles) {
+__global__ void __launch_bounds__(kLongThreads) long_scan_kernel(uint32_t* hist, const uint32_t* chunk, int64_t rows,
+                                                                 int64_t tiles, int64_t chunk_len, int64_t chunks) {
   __shared__ uint32_t part[2][kDigits];
+  constexpr int kBatch = 32;  // tiles whose counts are loaded before any is rewritten
   const int d = static_cast<int>(threadIdx.x);
-  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    uint32_t* h = hist + r * tiles * kDigits + d;
-    uint32_t total = 0;
-#pragma unroll 8
-    for (int64_t k = 0; k < tiles; ++k) total += h[k * kDigits];
+  for (int64_t b = blockIdx.x; b < rows * chunks; b += gridDim.x) {
+    const int64_t r = b / chunks, c = b % chunks;
+    const uint32_t* cs = chunk + r * chunks * kDigits + d;
+    uint32_t before = 0, total = 0;
+#pragma unroll 32
+    for (int64_t k = 0; k < chunks; ++k) {
+      const uint32_t v = cs[k * kDigits];
+      before += k < c ? v : 0u;
+      total += v;
+    }
     uint32_t all = 0;
-    uint32_t at = block_exclusive_scan(total, part, &all);
-#pragma unroll 8
-    for (int64_t k = 0; k < tiles; ++k) {
-      const uint32_t c = h[k * kDigits];
-      h[k * kDigits] = at;
-      at += c;
+    uint32_t at = block_exclusive_scan(total, part, &all) + before;
+    uint32_t* h = hist + (r * tiles + c * chunk_len) * kDigits + d;
+    const int64_t len = tiles - c * chunk_len < chunk_len ? tiles - c * chunk_len : chunk_len;
+    for (int64_t k0 = 0; k0 < len; k0 += kBatch) {
+      uint32_t v[kBatch];
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) v[j] = k0 + j < len ? h[(k0 + j) * kDigits] : 0u;
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) {
+        if (k0 + j < len) h[(k0 + j) * kDigits] = at;
+        at += v[j];
+      }
     }
   }
 }
 
-// One tile of the scatter (positions [q0, q0 + len) of row r, len <= long_tile<K>()): ranks, reorders
-// and writes it; thread t's `next` (digit t's next row position) advances past the tile's elements.
-template <class K>
+// Shared memory of one tile of the scatter.
+template <class T>
 struct LongShared {
   static constexpr int kWarps = kLongThreads / gpu::warp_size();
   uint16_t cnt[kWarps][kDigits];  // counts per (warp, digit), then the warp's first tile position
   int64_t base[kDigits];          // row position of the tile's digit run, less its tile position
   uint32_t part[2][kDigits];      // block_exclusive_scan's
-  K key[long_tile<K>()];          // the tile in (digit, rank) order
-  uint32_t idx[long_tile<K>()];
+  // The tile in (digit, rank) order; elements as their bits (HIP allows no __shared__ variable
+  // with a constructor, and bf16, f16 and f8e4m3 have one).
+  raw_t<T> val[long_tile<T>()];
+  uint32_t idx[long_tile<T>()];
+  uint8_t digit[long_tile<T>()];
 };
 
+// Thread t: the row position of tile b's first element of digit t, from the scan kernel, or where
+// rows have few tiles, from the counts of the row's tiles. Every thread of the block calls it.
 template <class T>
-__device__ __forceinline__ void long_tile_pass(const LongPass<T>& p, const int64_t (&off)[3], int64_t r, int64_t q0,
-                                               int len, uint32_t& next, LongShared<sort_key_t<T>>& sh) {
-  using K = sort_key_t<T>;
-  constexpr int kItems = long_items<K>(), W = LongShared<K>::kWarps;
+__device__ __forceinline__ uint32_t long_start(const LongPass<T>& p, int64_t b, int64_t r,
+                                               uint32_t (&part)[2][kDigits]) {
+  const int t = static_cast<int>(threadIdx.x);
+  if (!p.self_scan) return p.hist[b * kDigits + t];
+  const uint32_t* h = p.hist + r * p.tiles * kDigits + t;
+  const int64_t mine = b - r * p.tiles;
+  uint32_t before = 0, total = 0;
+#pragma unroll 16
+  for (int64_t k = 0; k < p.tiles; ++k) {
+    const uint32_t v = h[k * kDigits];
+    before += k < mine ? v : 0u;
+    total += v;
+  }
+  uint32_t all = 0;
+  return block_exclusive_scan(total, part, &all) + before;
+}
+
+// Stores the pair (v, source index s) at sorted position q of a row.
+template <class T>
+__device__ __forceinline__ void store_pair(const SortArgs<T>& a, const int64_t (&off)[3], int64_t q, uint32_t s, T v) {
+  a.indices[off[1] + q * a.is] = s;
+  if (a.values) a.values[off[2] + q * a.vs] = v;
+}
+
+// Tile b (positions [q0, q0 + len) of row r): ranks, reorders and writes it.
+template <class T>
+__device__ __forceinline__ void long_tile_pass(const LongPass<T>& p, const int64_t (&off)[3], int64_t b, int64_t r,
+                                               int64_t q0, int len, LongShared<T>& sh) {
+  constexpr int kItems = long_items<T>(), W = LongShared<T>::kWarps;
   constexpr int ws = gpu::warp_size();
   auto& cnt = sh.cnt;
   const int t = static_cast<int>(threadIdx.x), lane = t % ws, w = t / ws;
   const gpu::lane_mask_t below = (gpu::lane_mask_t{1} << lane) - 1;
   for (int d = lane; d < kDigits; d += ws) cnt[w][d] = 0;
   // Warp w holds tile positions [w * kItems * ws, (w + 1) * kItems * ws), lane by lane.
-  K key[kItems];
+  T val[kItems];
   uint32_t idx[kItems];
 #pragma unroll
   for (int it = 0; it < kItems; ++it) {
     const int j = (w * kItems + it) * ws + lane;
-    key[it] = j < len ? long_key(p, off, r, q0 + j) : K(0);
+    val[it] = j < len ? long_value(p, off, r, q0 + j) : T();
     idx[it] = j < len ? (p.idx_in ? p.idx_in[r * p.a.n + q0 + j] : static_cast<uint32_t>(q0 + j)) : 0u;
   }
-  gpu::syncwarp();
-  uint32_t rank[kItems];
+  const uint32_t start = long_start(p, b, r, sh.part);
+  gpu::syncwarp();  // the warp's counters are zero
+  uint32_t rank[(kItems + 1) / 2];    // two 16-bit ranks a register
+  uint32_t digits[(kItems + 3) / 4];  // four digits a register
 #pragma unroll
   for (int it = 0; it < kItems; ++it) {
     const bool valid = (w * kItems + it) * ws + lane < len;
-    const uint32_t d = static_cast<uint32_t>(key[it] >> p.shift) & (kDigits - 1);
+    const uint32_t d = long_digit(p, val[it]);
+    digits[it / 4] = it % 4 ? digits[it / 4] | d << (8 * (it % 4)) : d;
     gpu::lane_mask_t peers = gpu::ballot(valid);
 #pragma unroll
     for (int bit = 0; bit < 8; ++bit) {
@@ -559,7 +666,8 @@ __device__ __forceinline__ void long_tile_pass(const LongPass<T>& p, const int64
     gpu::syncwarp();  // every lane has read before the last peer writes
     if (valid && (peers >> lane) == 1) cnt[w][d] = static_cast<uint16_t>(before + gpu::popc(peers));
     gpu::syncwarp();
-    rank[it] = before + static_cast<uint32_t>(gpu::popc(peers & below));
+    const uint32_t rk = before + static_cast<uint32_t>(gpu::popc(peers & below));
+    rank[it / 2] = it % 2 ? rank[it / 2] | rk << 16 : rk;
   }
   __syncthreads();
   {  // thread t: digit t
@@ -567,8 +675,7 @@ __device__ __forceinline__ void long_tile_pass(const LongPass<T>& p, const int64
     for (int v = 0; v < W; ++v) total += cnt[v][t];
     uint32_t all = 0;
     uint32_t at = block_exclusive_scan(total, sh.part, &all);
-    sh.base[t] = static_cast<int64_t>(next) - at;
-    next += total;
+    sh.base[t] = static_cast<int64_t>(start) - at;
     for (int v = 0; v < W; ++v) {
       const uint32_t c = cnt[v][t];
       cnt[v][t] = static_cast<uint16_t>(at);
@@ -579,45 +686,38 @@ __device__ __forceinline__ void long_tile_pass(const LongPass<T>& p, const int64
 #pragma unroll
   for (int it = 0; it < kItems; ++it) {
     if ((w * kItems + it) * ws + lane < len) {
-      const uint32_t d = static_cast<uint32_t>(key[it] >> p.shift) & (kDigits - 1);
-      const int at = cnt[w][d] + static_cast<int>(rank[it]);
-      sh.key[at] = key[it];
+      const uint32_t d = digits[it / 4] >> (8 * (it % 4)) & 0xffu;
+      const int at = cnt[w][d] + static_cast<int>(rank[it / 2] >> (16 * (it % 2)) & 0xffffu);
+      sh.val[at] = bits_of<raw_t<T>>(val[it]);
       sh.idx[at] = idx[it];
+      sh.digit[at] = static_cast<uint8_t>(d);
     }
   }
   __syncthreads();
   for (int i = t; i < len; i += kLongThreads) {
-    const K k = sh.key[i];
+    const T v = bits_of<T>(sh.val[i]);
     const uint32_t x = sh.idx[i];
-    const int64_t q = sh.base[static_cast<uint32_t>(k >> p.shift) & (kDigits - 1)] + i;
-    if (p.keys_out) {
-      p.keys_out[r * p.a.n + q] = k;
+    const int64_t q = sh.base[sh.digit[i]] + i;
+    if (p.vals_out) {
+      p.vals_out[r * p.a.n + q] = v;
       p.idx_out[r * p.a.n + q] = x;
     } else {
-      store_sorted(p.a, off, q, static_cast<int64_t>(x));
+      store_pair(p.a, off, q, x, v);
     }
   }
   __syncthreads();  // before the next tile reuses shared memory
 }
 
-// Two blocks per multiprocessor: at most 128 registers (what every instantiation took before the
-// launch bound but f16's, which took 146 and so ran one block).
+// Two blocks per multiprocessor: at most 128 registers (Note [GPU long-row radix sort] on three
+// and four).
 template <class T>
 __global__ void __launch_bounds__(kLongThreads, 2) long_scatter_kernel(LongPass<T> p) {
-  using K = sort_key_t<T>;
-  constexpr int kTileLen = long_tile<K>();
-  __shared__ LongShared<K> sh;
-  const int t = static_cast<int>(threadIdx.x);
+  __shared__ LongShared<T> sh;
   for (int64_t b = blockIdx.x; b < p.a.rows * p.tiles; b += gridDim.x) {
-    int64_t r, first, off[3];
-    int span;
-    long_range(p, b, &r, off, &first, &span);
-    uint32_t next = p.hist[b * kDigits + t];       // thread t: where the block's next element of digit t goes
-    for (int s0 = 0; s0 < span; s0 += kTileLen) {  // the block's tiles, in order
-      const int64_t q0 = first + s0;
-      const int len = span - s0 < kTileLen ? span - s0 : kTileLen;
-      long_tile_pass(p, off, r, q0, len, next, sh);
-    }
+    int64_t r, q0, off[3];
+    int len;
+    long_range(p, b, &r, off, &q0, &len);
+    long_tile_pass(p, off, b, r, q0, len, sh);
   }
 }
 
@@ -625,36 +725,49 @@ __global__ void __launch_bounds__(kLongThreads, 2) long_scatter_kernel(LongPass<
 // fits its 32-bit positions; returns whether it did.
 template <class T>
 bool long_radix_sort(const LaunchCtx& ctx, Backend& be, const SortArgs<T>& a) {
-  using K = sort_key_t<T>;
-  using V = cmp_t<T>;
   if (a.n > int64_t{UINT32_MAX}) return false;
-  constexpr int kTileLen = long_tile<K>();
-  // Blocks of `sub` tiles, so that the scan walks at most kLongScanLen of them per row.
-  const int64_t tile_count = (a.n + kTileLen - 1) / kTileLen;
-  const int sub = static_cast<int>((tile_count + kLongScanLen - 1) / kLongScanLen);
-  const int64_t tiles = (tile_count + sub - 1) / sub, total = a.rows * a.n;
-  const int passes = std::is_integral_v<V> && sizeof(V) == 1 ? 1 : static_cast<int>(sizeof(K));  // u8: one byte
+  constexpr int kTileLen = long_tile<T>();
+  constexpr int first = first_key_digit<T>(), passes = key_digit_end<T>() - first;
+  const int64_t tiles = (a.n + kTileLen - 1) / kTileLen, total = a.rows * a.n;
+  // Rows of few tiles: the scatter reads the counts of all the row's tiles itself. Otherwise chunks
+  // of about sqrt(tiles) tiles.
+  const bool self_scan = tiles <= kLongSelfScanTiles && a.rows * tiles * tiles <= kLongSelfScanReads;
+  int64_t chunk_len = 1;
+  while (chunk_len * chunk_len < tiles) chunk_len *= 2;
+  const int64_t chunks = (tiles + chunk_len - 1) / chunk_len, chunk_words = self_scan ? 0 : a.rows * chunks * kDigits;
   Scratch hist(be, a.rows * tiles * kDigits * static_cast<int64_t>(sizeof(uint32_t)));
-  Scratch keys[2], ids[2];
+  Scratch chunk(be, passes * chunk_words * static_cast<int64_t>(sizeof(uint32_t)));
+  Scratch vals[2], ids[2];
   for (int k = 0; k < std::min(passes - 1, 2); ++k) {
-    keys[k] = Scratch(be, total * static_cast<int64_t>(sizeof(K)));
+    vals[k] = Scratch(be, total * static_cast<int64_t>(sizeof(T)));
     ids[k] = Scratch(be, total * static_cast<int64_t>(sizeof(uint32_t)));
   }
   const auto stream = gpu::native_stream(ctx.stream);
+  auto* chunk0 = static_cast<uint32_t*>(chunk.get());
+  if (!self_scan) {
+    long_zero_kernel<<<row_grid(std::min<int64_t>((passes * chunk_words + kLongThreads - 1) / kLongThreads, 1024)),
+                       kLongThreads, 0, stream>>>(chunk0, passes * chunk_words);
+    gpu::check_launch(ctx.op, ctx.device);
+  }
   const unsigned grid = row_grid(a.rows * tiles);
-  LongPass<T> p{a, nullptr, nullptr, nullptr, nullptr, static_cast<uint32_t*>(hist.get()), tiles, sub, 0};
+  LongPass<T> p{a,       nullptr, nullptr,   nullptr, nullptr,   static_cast<uint32_t*>(hist.get()),
+                nullptr, tiles,   chunk_len, chunks,  self_scan, 0};
   for (int pass = 0; pass < passes; ++pass) {
     const bool last = pass == passes - 1;
-    p.shift = 8 * pass;
-    p.keys_out = last ? nullptr : static_cast<K*>(keys[pass % 2].get());
+    p.shift = 8 * (first + pass);
+    p.chunk = self_scan ? nullptr : chunk0 + pass * chunk_words;
+    p.vals_out = last ? nullptr : static_cast<T*>(vals[pass % 2].get());
     p.idx_out = last ? nullptr : static_cast<uint32_t*>(ids[pass % 2].get());
     long_hist_kernel<T><<<grid, kLongThreads, 0, stream>>>(p);
     gpu::check_launch(ctx.op, ctx.device);
-    long_scan_kernel<<<row_grid(a.rows), kLongThreads, 0, stream>>>(p.hist, a.rows, tiles);
-    gpu::check_launch(ctx.op, ctx.device);
+    if (!self_scan) {
+      long_scan_kernel<<<row_grid(a.rows * chunks), kLongThreads, 0, stream>>>(p.hist, p.chunk, a.rows, tiles,
+                                                                               chunk_len, chunks);
+      gpu::check_launch(ctx.op, ctx.device);
+    }
     long_scatter_kernel<T><<<grid, kLongThreads, 0, stream>>>(p);
     gpu::check_launch(ctx.op, ctx.device);
-    p.keys_in = p.keys_out;
+    p.vals_in = p.vals_out;
     p.idx_in = p.idx_out;
   }
   return true;
