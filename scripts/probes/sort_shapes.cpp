@@ -2,10 +2,11 @@
 // short rows, against scripts/probes/sort_shapes.py (PyTorch) on the same GPU. Build against
 // scripts/gpu-check.sh's build-gpu ($L: the wick executable's link line, as in host_profile.cpp):
 //   g++ -std=c++20 -O2 -Iinclude -o /tmp/sort_shapes scripts/probes/sort_shapes.cpp $L
-// and run /tmp/sort_shapes; prints the median ms of 20 runs after 3 warm-ups, descending f32 sort
-// (values and indices), one line per shape.
+// and run /tmp/sort_shapes; prints the median ms of 20 runs after 3 warm-ups, descending sort
+// (values and indices) of f32 and of bf16, one line per shape and dtype.
 #include <algorithm>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "wick/tensor.h"
@@ -15,19 +16,20 @@ int main() {
   const wick::Device d = wick::Device::cuda(0);
   const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 32000},    {1, 128256},   {1, 151936},  {32, 128256},
                                                            {256, 128256}, {4096, 32768}, {65536, 256}, {1, 1 << 24}};
-  for (const auto& [rows, cols] : shapes) {
-    const wick::Tensor x = wick::Tensor::rand_uniform({rows, cols}, wick::DType::F32, -1, 1, d);
-    std::vector<double> ms;
-    for (int r = 0; r < 23; ++r) {
-      wick::DeviceTimer t(d);
-      t.start();
-      auto [v, i] = x.sort(-1, /*descending=*/true);
-      const double e = t.stop_ms();
-      if (r >= 3) ms.push_back(e);
+  for (const wick::DType dt : {wick::DType::F32, wick::DType::BF16})
+    for (const auto& [rows, cols] : shapes) {
+      const wick::Tensor x = wick::Tensor::rand_uniform({rows, cols}, dt, -1, 1, d);
+      std::vector<double> ms;
+      for (int r = 0; r < 23; ++r) {
+        wick::DeviceTimer t(d);
+        t.start();
+        auto [v, i] = x.sort(-1, /*descending=*/true);
+        const double e = t.stop_ms();
+        if (r >= 3) ms.push_back(e);
+      }
+      std::sort(ms.begin(), ms.end());
+      std::printf("wick  sort [%lld, %lld] desc %s: %.4f ms\n", static_cast<long long>(rows),
+                  static_cast<long long>(cols), std::string(wick::dtype_name(dt)).c_str(), ms[ms.size() / 2]);
     }
-    std::sort(ms.begin(), ms.end());
-    std::printf("wick  sort [%lld, %lld] desc f32: %.4f ms\n", static_cast<long long>(rows),
-                static_cast<long long>(cols), ms[ms.size() / 2]);
-  }
   return 0;
 }
