@@ -318,6 +318,26 @@ constexpr int kDigits = 256;
 // cnt (u16, for up to kRadixThreads / 32 warps) and the scan's warp sums; vals follows.
 constexpr int kRadixCountBytes = kRadixThreads / 32 * kDigits * 2 + kDigits / 32 * 4;
 
+// Step 1 of Note [GPU radix sort] for one element per lane: the lane's rank among the warp's
+// elements of digit d so far, counted in the warp's counters cnt (one per digit), which it
+// advances by the warp's elements of d. Lanes with !valid take no part; every lane calls it.
+__device__ __forceinline__ uint32_t warp_digit_rank(uint16_t* cnt, uint32_t d, bool valid) {
+  const int lane = static_cast<int>(threadIdx.x) % gpu::warp_size();
+  gpu::lane_mask_t peers = gpu::ballot(valid);
+#pragma unroll
+  for (int b = 0; b < 8; ++b) {
+    const bool bit = (d >> b) & 1;
+    const gpu::lane_mask_t m = gpu::ballot(bit);
+    peers &= bit ? m : ~m;
+  }
+  const uint32_t before = valid ? cnt[d] : 0u;
+  gpu::syncwarp();  // every lane has read before the last peer writes
+  if (valid && (peers >> lane) == 1) cnt[d] = static_cast<uint16_t>(before + gpu::popc(peers));
+  gpu::syncwarp();
+  const gpu::lane_mask_t below = (gpu::lane_mask_t{1} << lane) - 1;
+  return before + static_cast<uint32_t>(gpu::popc(peers & below));
+}
+
 // Key of position i of a row of n (padding past n: the largest key).
 template <class T>
 __device__ __forceinline__ uint32_t radix_key(const T* vals, uint32_t i, uint32_t n, bool descending) {
@@ -337,7 +357,6 @@ __global__ void __launch_bounds__(kRadixThreads) radix_sort_kernel(SortArgs<T> a
   const int t = static_cast<int>(threadIdx.x), lane = t % ws, w = t / ws;
   uint16_t* my_cnt = cnt + w * kDigits;
   const auto n = static_cast<uint32_t>(a.n);
-  const gpu::lane_mask_t below = (gpu::lane_mask_t{1} << lane) - 1;
   for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
     int64_t off[3];
     row_offsets(a.m, r, off);
@@ -355,18 +374,7 @@ __global__ void __launch_bounds__(kRadixThreads) radix_sort_kernel(SortArgs<T> a
           const int j = (w * items + it) * ws + lane;
           const uint32_t i = pass == first_key_digit<T>() ? static_cast<uint32_t>(j) : perm[j];
           const uint32_t d = (radix_key(vals, i, n, a.descending) >> shift) & (kDigits - 1);
-          gpu::lane_mask_t peers = gpu::ballot(true);
-#pragma unroll
-          for (int b = 0; b < 8; ++b) {
-            const bool bit = (d >> b) & 1;
-            const gpu::lane_mask_t m = gpu::ballot(bit);
-            peers &= bit ? m : ~m;
-          }
-          const uint32_t before = my_cnt[d];
-          gpu::syncwarp();  // every lane has read before the last peer writes
-          if ((peers >> lane) == 1) my_cnt[d] = static_cast<uint16_t>(before + gpu::popc(peers));
-          gpu::syncwarp();
-          item[it] = i | (before + static_cast<uint32_t>(gpu::popc(peers & below))) << 16;
+          item[it] = i | warp_digit_rank(my_cnt, d, true) << 16;
         }
       }
       __syncthreads();
@@ -635,7 +643,6 @@ __device__ __forceinline__ void long_tile_pass(const LongPass<T>& p, const int64
   constexpr int ws = gpu::warp_size();
   auto& cnt = sh.cnt;
   const int t = static_cast<int>(threadIdx.x), lane = t % ws, w = t / ws;
-  const gpu::lane_mask_t below = (gpu::lane_mask_t{1} << lane) - 1;
   for (int d = lane; d < kDigits; d += ws) cnt[w][d] = 0;
   // Warp w holds tile positions [w * kItems * ws, (w + 1) * kItems * ws), lane by lane.
   T val[kItems];
@@ -647,7 +654,7 @@ __device__ __forceinline__ void long_tile_pass(const LongPass<T>& p, const int64
     idx[it] = j < len ? (p.idx_in ? p.idx_in[r * p.a.n + q0 + j] : static_cast<uint32_t>(q0 + j)) : 0u;
   }
   const uint32_t start = long_start(p, b, r, sh.part);
-  gpu::syncwarp();  // the warp's counters are zero
+  gpu::syncwarp();                    // the warp's counters are zero
   uint32_t rank[(kItems + 1) / 2];    // two 16-bit ranks a register
   uint32_t digits[(kItems + 3) / 4];  // four digits a register
 #pragma unroll
@@ -655,18 +662,7 @@ __device__ __forceinline__ void long_tile_pass(const LongPass<T>& p, const int64
     const bool valid = (w * kItems + it) * ws + lane < len;
     const uint32_t d = long_digit(p, val[it]);
     digits[it / 4] = it % 4 ? digits[it / 4] | d << (8 * (it % 4)) : d;
-    gpu::lane_mask_t peers = gpu::ballot(valid);
-#pragma unroll
-    for (int bit = 0; bit < 8; ++bit) {
-      const bool set = (d >> bit) & 1;
-      const gpu::lane_mask_t m = gpu::ballot(set);
-      peers &= set ? m : ~m;
-    }
-    const uint32_t before = valid ? cnt[w][d] : 0u;
-    gpu::syncwarp();  // every lane has read before the last peer writes
-    if (valid && (peers >> lane) == 1) cnt[w][d] = static_cast<uint16_t>(before + gpu::popc(peers));
-    gpu::syncwarp();
-    const uint32_t rk = before + static_cast<uint32_t>(gpu::popc(peers & below));
+    const uint32_t rk = warp_digit_rank(cnt[w], d, valid);
     rank[it / 2] = it % 2 ? rank[it / 2] | rk << 16 : rk;
   }
   __syncthreads();
