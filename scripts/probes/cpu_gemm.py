@@ -1,0 +1,23 @@
+# PyTorch's side of scripts/probes/cpu_gemm.cpp: the same bf16 matmuls on the CPU, timed the same
+# way (median of 50 runs after 5 warm-ups, two input sets alternated, perf_counter around each).
+import sys
+import time
+
+import torch
+
+reps = int(sys.argv[1]) if len(sys.argv) > 1 else 50
+cases = [(4, 1024, 128, 1024), (1, 2048, 2048, 2048), (32, 512, 64, 512), (16, 128, 128, 2048), (1, 64, 4096, 4096),
+         (1, 512, 4096, 4096), (64, 1024, 128, 1024)]
+for b, m, k, n in cases:
+    xs = [(torch.rand(b, m, k) * 2 - 1).to(torch.bfloat16) for _ in range(2)]
+    ys = [(torch.rand(b, k, n) * 2 - 1).to(torch.bfloat16) for _ in range(2)]
+    ms = []
+    for r in range(reps + 5):
+        t0 = time.perf_counter()
+        torch.matmul(xs[r % 2], ys[r % 2])
+        t = (time.perf_counter() - t0) * 1e3
+        if r >= 5:
+            ms.append(t)
+    ms.sort()
+    med = ms[len(ms) // 2]
+    print(f"torch bf16 {b}x({m}x{k} @ {k}x{n}): {med:.4f} ms (min {ms[0]:.4f}, {2.0 * b * m * n * k / med / 1e9:.2f} TFLOP/s)")
