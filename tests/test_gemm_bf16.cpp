@@ -133,9 +133,10 @@ TEST(CpuBf16Matmul, GemmBatchesSharedOperandsAndEmptyK) {
   const int64_t m = 37, n = 45, k = 70, count = 6;
   const std::vector<bf16> a = random_bf16(2 * m * k, rng), b = random_bf16(3 * k * n, rng);
   // Products whose packed operands exceed the group limit (32 MiB: 3 of these b per group) run in
-  // several groups, with the same results.
-  const int64_t bk = 1024, bn = 4096, nbig = 5;
-  const std::vector<bf16> big_b = random_bf16(nbig * bk * bn, rng), small_a = random_bf16(3 * bk, rng);
+  // several groups, with the same results. (b is packed ahead only where a has more row panels than
+  // a block of c takes, as these 300 rows with either kernel; Note [bf16 GEMM packing of b].)
+  const int64_t bm = 300, bk = 1024, bn = 4096, nbig = 5;
+  const std::vector<bf16> big_b = random_bf16(nbig * bk * bn, rng), small_a = random_bf16(bm * bk, rng);
   for (simd::Isa isa : gemm_levels()) {
     SCOPED_TRACE(simd::isa_name(isa));
     auto gemm = [&](int64_t products, const std::function<cpu::Bf16Gemm(int64_t)>& product) {
@@ -158,19 +159,20 @@ TEST(CpuBf16Matmul, GemmBatchesSharedOperandsAndEmptyK) {
         ASSERT_EQ(c[static_cast<size_t>(i * m * n + e)].bits, one[static_cast<size_t>(e)].bits)
             << "product " << i << " element " << e;
     }
-    std::vector<bf16> big_c(static_cast<size_t>(nbig * 3 * bn)), one_c(static_cast<size_t>(3 * bn));
+    std::vector<bf16> big_c(static_cast<size_t>(nbig * bm * bn)), one_c(static_cast<size_t>(bm * bn));
     gemm(nbig, [&](int64_t i) {
-      return cpu::Bf16Gemm{{small_a.data(), 3, bk, bk, 1},
+      return cpu::Bf16Gemm{{small_a.data(), bm, bk, bk, 1},
                            {big_b.data() + i * bk * bn, bk, bn, bn, 1},
-                           {big_c.data() + i * 3 * bn, 3, bn, bn, 1}};
+                           {big_c.data() + i * bm * bn, bm, bn, bn, 1}};
     });
     for (int64_t i = 0; i < nbig; ++i) {
       gemm(1, [&](int64_t) {
-        return cpu::Bf16Gemm{
-            {small_a.data(), 3, bk, bk, 1}, {big_b.data() + i * bk * bn, bk, bn, bn, 1}, {one_c.data(), 3, bn, bn, 1}};
+        return cpu::Bf16Gemm{{small_a.data(), bm, bk, bk, 1},
+                             {big_b.data() + i * bk * bn, bk, bn, bn, 1},
+                             {one_c.data(), bm, bn, bn, 1}};
       });
-      for (int64_t e = 0; e < 3 * bn; ++e)
-        ASSERT_EQ(big_c[static_cast<size_t>(i * 3 * bn + e)].bits, one_c[static_cast<size_t>(e)].bits)
+      for (int64_t e = 0; e < bm * bn; ++e)
+        ASSERT_EQ(big_c[static_cast<size_t>(i * bm * bn + e)].bits, one_c[static_cast<size_t>(e)].bits)
             << "large product " << i << " element " << e;
     }
     std::vector<bf16> z(static_cast<size_t>(m * n), bf16(7.0f));

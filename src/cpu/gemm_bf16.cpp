@@ -55,6 +55,21 @@ namespace {
 // unit stride down its columns is computed as c^T = b^T a^T, so that tiles are stored as rows.
 // matmul hands many small batches to this in chunks from its own parallel_for, where the passes
 // here run inline. OpenBLAS is not involved (nor its choice of team sizes, Note [One team size]).
+// Where one block of rows covers all of a, b is not packed ahead (Note [bf16 GEMM packing of b]).
+//
+// Note [bf16 GEMM packing of b]
+// Packing b ahead writes a copy as large as b and reads it back, which is worth it where several
+// blocks of rows of c share each column panel. Where m fits one block of rows (kMcPanels row
+// panels: 112 rows with VDPBF16PS, 256 with AMX), each panel of b is read by one block only, so the
+// blocks pack their own: per k block, the block's column panels into a buffer of the thread (at
+// most kNcPanels x kKcMax pairs x 128 bytes, 128 KiB), right before the products that read it,
+// while it is in cache. This is the shape of a linear layer over a few tokens (m small, b a large
+// weight) and of batches of small products. On the GPU machine's Xeon (AMX, 16 threads, three runs
+// each of the probe scripts/probes/cpu_gemm.cpp): 1x(64x4096 @ 4096x4096) 0.88-1.33 -> 0.81-0.88
+// ms (torch 0.85-1.18), 16x(128x128 @ 128x2048) 0.36-0.45 -> 0.28-0.32 ms (torch 0.30-0.33).
+// Blocks spanning all rows of a taller a, with b packed by each block, were slower: bmm 4x(1024x128
+// @ 128x1024) 0.27 -> 0.34 ms (a's panels then stream from L2 for every column panel, and each
+// block writes c in narrower strips).
 //
 // Measured on one Zen 4 core (VDPBF16PS peak 234 GFLOP/s, f32 FMA 117): 2048^3 in 82 ms, 210
 // GFLOP/s (widening + sgemm: 164 ms); tiles of 6 x 64, 8 x 48 and 12 x 32 and k blocks of 64 to
@@ -361,7 +376,10 @@ void gemm_bf16(int64_t count, const std::function<Bf16Gemm(int64_t)>& product, s
   const int64_t mpan = (m + mr - 1) / mr, npan = (n + kNR - 1) / kNR;
   const int64_t a_elems = mpan * kp * 2 * mr, b_elems = npan * kp * 2 * kNR;  // one packed operand
   const int64_t nkc = (kp + kKcMax - 1) / kKcMax, kcp = pad_pairs((kp + nkc - 1) / nkc);
+  // Where one block of c spans all rows, the blocks pack their own columns of b (Note [bf16 GEMM
+  // packing of b]).
   const int64_t mblocks = (mpan + kMcPanels - 1) / kMcPanels;
+  const bool own_b = mblocks == 1;
   // The slot of the operand at p among a group's distinct ones so far, -1 if it is new (a repeat of
   // the last product's operand, as under a broadcast batch dim, needs no lookup).
   auto find = [](const auto& seen, const auto& list, const auto& slots, const bf16* p) -> int64_t {
@@ -376,7 +394,7 @@ void gemm_bf16(int64_t count, const std::function<Bf16Gemm(int64_t)>& product, s
     for (int64_t bi = b0; bi < count; ++bi) {
       const Bf16Gemm pr = bi == 0 ? first : product(bi);
       int64_t sa = find(g.seen_a, g.as, g.a_slot, pr.a.p), sb = find(g.seen_b, g.bs, g.b_slot, pr.b.p);
-      const int64_t more = (sa < 0 ? a_elems : 0) + (sb < 0 ? b_elems : 0);
+      const int64_t more = (sa < 0 ? a_elems : 0) + (sb < 0 && !own_b ? b_elems : 0);
       if (!g.cs.empty() && (elems + more) * 2 > kPackBytes) break;
       elems += more;
       if (sa < 0) {
@@ -394,12 +412,12 @@ void gemm_bf16(int64_t count, const std::function<Bf16Gemm(int64_t)>& product, s
       g.cs.push_back(pr.c);
     }
     b0 += static_cast<int64_t>(g.cs.size());
-    const int64_t na = static_cast<int64_t>(g.as.size()), nb = static_cast<int64_t>(g.bs.size());
+    const int64_t na = static_cast<int64_t>(g.as.size()), nb = own_b ? 0 : static_cast<int64_t>(g.bs.size());
     const int64_t nprod = static_cast<int64_t>(g.cs.size());
     const Scratch<uint16_t> packed = scratch<uint16_t>(elems);
     uint16_t* const pa = packed.get();
     uint16_t* const pb = pa + na * a_elems;
-    // Pack: the row panels of every a, then the column panels of every b.
+    // Pack: the row panels of every a, then the column panels of every b unless the blocks do.
     const int64_t a_units = na * mpan, units = a_units + nb * npan;
     parallel_for(units, std::max<int64_t>(1, kGrain / (kp * 2 * kNR)), [&](int64_t u0, int64_t u1) {
       for (int64_t u = u0; u < u1; ++u) {
@@ -425,20 +443,30 @@ void gemm_bf16(int64_t count, const std::function<Bf16Gemm(int64_t)>& product, s
       alignas(64) float one_tile[kAmxMR * kNR];
       const int64_t ldc = nkc == 1 ? kNR : std::min(ncp, npan) * kNR;
       const Scratch<float> sums = nkc == 1 ? Scratch<float>() : scratch<float>(std::min(kMcPanels, mpan) * mr * ldc);
+      // The block's column panels of b for one k block, where the block packs them.
+      const Scratch<uint16_t> bk = own_b ? scratch<uint16_t>(std::min(ncp, npan) * kcp * 2 * kNR) : Scratch<uint16_t>();
       if (sch.tiles) tiles_begin();
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t gi = t / (mblocks * nblocks), mb = t / nblocks % mblocks, nbk = t % nblocks;
         const MatRef<bf16>& c = g.cs[static_cast<size_t>(gi)];
         const uint16_t* a = pa + g.a_slot[static_cast<size_t>(gi)] * a_elems;
-        const uint16_t* b = pb + g.b_slot[static_cast<size_t>(gi)] * b_elems;
+        const MatRef<const bf16>& bm = g.bs[static_cast<size_t>(g.b_slot[static_cast<size_t>(gi)])];
+        const uint16_t* b = own_b ? nullptr : pb + g.b_slot[static_cast<size_t>(gi)] * b_elems;
         const int64_t ip0 = mb * kMcPanels, ip1 = std::min(mpan, ip0 + kMcPanels);
         const int64_t jp0 = nbk * ncp, jp1 = std::min(npan, jp0 + ncp);
         for (int64_t p0 = 0; p0 < kp; p0 += kcp) {
           const int64_t p1 = std::min(kp, p0 + kcp);
+          if (own_b) {  // panel jp's pairs p0..p1 at bk + (jp - jp0) * (p1 - p0) * 2 * kNR
+            for (int64_t jp = jp0; jp < jp1; ++jp)
+              pack_panel<kNR>(bits_of(bm.p + 2 * p0 * bm.rs + jp * kNR * bm.cs), std::min<int64_t>(kNR, n - jp * kNR),
+                              std::min(k - 2 * p0, 2 * (p1 - p0)), bm.cs, bm.rs, p1 - p0,
+                              bk.get() + (jp - jp0) * (p1 - p0) * 2 * kNR);
+          }
           for (int64_t jp = jp0; jp < jp1; ++jp)
             for (int64_t ip = ip0; ip < ip1; ++ip) {
               float* tile = nkc == 1 ? one_tile : sums.get() + (ip - ip0) * mr * ldc + (jp - jp0) * kNR;
-              sch.kernel(a + (ip * kp + p0) * 2 * mr, b + (jp * kp + p0) * 2 * kNR, p1 - p0, tile, ldc, p0 > 0);
+              const uint16_t* bt = own_b ? bk.get() + (jp - jp0) * (p1 - p0) * 2 * kNR : b + (jp * kp + p0) * 2 * kNR;
+              sch.kernel(a + (ip * kp + p0) * 2 * mr, bt, p1 - p0, tile, ldc, p0 > 0);
               if (p1 == kp) {
                 const int64_t i0 = ip * mr, j0 = jp * kNR;
                 store_tile(tile, ldc, std::min<int64_t>(mr, m - i0), std::min<int64_t>(kNR, n - j0),
