@@ -33,7 +33,8 @@ std::vector<float> ref(const std::vector<float>& a, const std::vector<float>& b,
       for (int64_t j = 0; j < n; ++j) {
         double acc = 0;
         for (int64_t p = 0; p < k; ++p)
-          acc += a[static_cast<size_t>((s * m + i) * k + p)] * b[static_cast<size_t>(((b_shared ? 0 : s) * k + p) * n + j)];
+          acc += a[static_cast<size_t>((s * m + i) * k + p)] *
+                 b[static_cast<size_t>(((b_shared ? 0 : s) * k + p) * n + j)];
         c[static_cast<size_t>((s * m + i) * n + j)] = static_cast<float>(acc);
       }
   return c;
@@ -107,7 +108,8 @@ TEST_P(MatmulTest, ManySmallBatchesAndABroadcastOperand) {
   // bf16: the inputs are exact in bf16 and the f32 sums are exact, so the result is the exact sum
   // rounded once to bf16.
   const Tensor c16 = a.to_dtype(DType::BF16).matmul(f32(shared, {k, n}, d).to_dtype(DType::BF16));
-  const std::vector<float> r16 = Tensor::from_vector(expected, {batch, m, n}, d).to_dtype(DType::BF16).to_dtype(DType::F32).to_vector<float>();
+  const std::vector<float> r16 =
+      Tensor::from_vector(expected, {batch, m, n}, d).to_dtype(DType::BF16).to_dtype(DType::F32).to_vector<float>();
   EXPECT_EQ(c16.to_dtype(DType::F32).to_vector<float>(), r16);
 }
 
@@ -147,6 +149,40 @@ TEST_P(MatmulTest, NaNPropagatesToItsRowAndColumn) {
 void expect_matmul_close(const Tensor& a, const Tensor& b, const std::string& what) {
   SCOPED_TRACE(what);
   testing::expect_product_close(a.matmul(b), a, b);
+}
+
+// One b for every batch (Note [CPU matmul batch folding]): batches whose rows merge into one run,
+// and some that do not, each batch against a product of its own 2-d matrix in f64.
+TEST_P(MatmulTest, OneMatrixForAllBatchesAgainstF64) {
+  const Device d = GetParam();
+  for (DType t : {DType::BF16, DType::F16, DType::F32, DType::F64}) {
+    const std::string tn(dtype_name(t));
+    auto randu = [&](const Shape& s) { return Tensor::rand_uniform(s, DType::F32, -1, 1, d).to_dtype(t); };
+    const Tensor w = randu({37, 29});
+    const struct {
+      std::string what;
+      Tensor a, b;
+    } cases[] = {
+        {"3 batches", randu({3, 5, 37}), w},
+        {"2 batch dims", randu({2, 3, 5, 37}), w},
+        {"single rows", randu({6, 1, 37}), w},
+        {"rows with a gap", randu({3, 5, 40}).narrow(2, 1, 37), w},
+        {"batches that do not merge", randu({5, 3, 37}).transpose(0, 1), w},
+        {"b with a batch dim of 1", randu({3, 5, 37}), w.unsqueeze(0)},
+        {"b column-major", randu({4, 7, 37}), randu({29, 37}).t()},
+        {"300 rows in all", randu({4, 75, 37}), w},
+    };
+    for (const auto& c : cases) {
+      SCOPED_TRACE(tn + " " + c.what);
+      const Tensor out = c.a.matmul(c.b);
+      const int64_t m = c.a.dim(-2), k = c.a.dim(-1), n = c.b.dim(-1);
+      Shape want(c.a.shape().begin(), c.a.shape().end() - 1);
+      want.push_back(n);
+      ASSERT_EQ(out.shape(), want);
+      const Tensor a3 = c.a.reshape({-1, m, k}), out3 = out.reshape({-1, m, n}), b2 = c.b.reshape({k, n});
+      for (int64_t i = 0; i < a3.dim(0); ++i) testing::expect_product_close(out3.select(0, i), a3.select(0, i), b2);
+    }
+  }
 }
 
 // Matrix-vector products (n == 1 or m == 1) in both orientations of the matrix: rows with unit

@@ -1,5 +1,6 @@
 // Times wick's CPU bf16 matmul on the shapes of the CPU benchmark's matmul and bmm rows and a few
-// more (small k as in attention, skinny m as in LLM prefill); scripts/probes/cpu_gemm.py times the
+// more (small k as in attention, skinny m as in LLM prefill, a batch of activations against one
+// weight: shared b, a 2-d operand); scripts/probes/cpu_gemm.py times the
 // same with PyTorch. Median of 50 runs after 5 warm-ups, a steady clock around each call (the CPU
 // backend is synchronous). With the CPU build of wick in B:
 //   L=$(awk '/^build wick:/{f=1} f&&/LINK_LIBRARIES/{sub(/.*LINK_LIBRARIES = /,""); print; exit}'
@@ -19,15 +20,18 @@ int main(int argc, char** argv) {
   const wick::Device d = wick::Device::cpu();
   struct Case {
     int64_t b, m, k, n;
+    bool shared_b = false;
   };
-  const Case cases[] = {{4, 1024, 128, 1024}, {1, 2048, 2048, 2048}, {32, 512, 64, 512},   {16, 128, 128, 2048},
-                        {1, 64, 4096, 4096},  {1, 512, 4096, 4096},  {64, 1024, 128, 1024}};
+  const Case cases[] = {{4, 1024, 128, 1024},  {1, 2048, 2048, 2048},     {32, 512, 64, 512},
+                        {16, 128, 128, 2048},  {1, 64, 4096, 4096},       {1, 512, 4096, 4096},
+                        {64, 1024, 128, 1024}, {8, 64, 4096, 4096, true}, {8, 1, 4096, 4096, true}};
   for (const Case& c : cases) {
     // Two input sets, alternated, as the benchmark rotates inputs that fit in its 50 MB.
     std::vector<wick::Tensor> as, bs;
     for (int s = 0; s < 2; ++s) {
       as.push_back(wick::Tensor::rand_uniform({c.b, c.m, c.k}, wick::DType::BF16, -1, 1, d));
-      bs.push_back(wick::Tensor::rand_uniform({c.b, c.k, c.n}, wick::DType::BF16, -1, 1, d));
+      bs.push_back(c.shared_b ? wick::Tensor::rand_uniform({c.k, c.n}, wick::DType::BF16, -1, 1, d)
+                              : wick::Tensor::rand_uniform({c.b, c.k, c.n}, wick::DType::BF16, -1, 1, d));
     }
     std::vector<double> ms;
     for (int r = 0; r < reps + 5; ++r) {
@@ -39,9 +43,10 @@ int main(int argc, char** argv) {
     std::sort(ms.begin(), ms.end());
     const double med = ms[ms.size() / 2];
     const double tf = 2.0 * c.b * c.m * c.n * c.k / med / 1e9;
-    std::printf("wick bf16 %lldx(%lldx%lld @ %lldx%lld): %.4f ms (min %.4f, %.2f TFLOP/s)\n",
+    std::printf("wick bf16 %lldx(%lldx%lld @ %s%lldx%lld): %.4f ms (min %.4f, %.2f TFLOP/s)\n",
                 static_cast<long long>(c.b), static_cast<long long>(c.m), static_cast<long long>(c.k),
-                static_cast<long long>(c.k), static_cast<long long>(c.n), med, ms.front(), tf);
+                c.shared_b ? "shared " : "", static_cast<long long>(c.k), static_cast<long long>(c.n), med, ms.front(),
+                tf);
   }
   return 0;
 }

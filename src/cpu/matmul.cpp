@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -274,6 +275,27 @@ bool matvec(const TensorArg& a, const TensorArg& b, const TensorArg& dst, const 
   return true;
 }
 
+// Note [CPU matmul batch folding]
+// Where b is one matrix for all batches (its batch dims broadcast: stride 0 or size 1) and a's
+// batch dims and rows step as one longer run of rows (each dim's stride the extent of the dims
+// inside it), as in x [batch, tokens, hidden] @ W, and dst's likewise, the product is one GEMM of
+// batch * m rows: b is read (and packed) once instead of once per batch, and a batch of single rows
+// (m == 1) becomes a GEMM instead of one matrix-vector product per batch, each reading all of b.
+
+// The stride of rows when the dims [0, rank - 1) of l merge into one, if they do (dims of size 1
+// never step, so their strides are free).
+std::optional<int64_t> merged_row_stride(const Layout& l) {
+  std::optional<int64_t> inner;  // the stride of the innermost dim of size > 1 so far
+  int64_t inner_extent = 1;      // ... times its size
+  for (size_t d = l.rank() - 1; d-- > 0;) {
+    if (l.dim(d) == 1) continue;
+    if (inner && l.stride(d) != inner_extent) return std::nullopt;
+    if (!inner) inner = l.stride(d);
+    inner_extent = l.dim(d) * l.stride(d);
+  }
+  return inner.value_or(l.stride(l.rank() - 2));
+}
+
 }  // namespace
 
 namespace {
@@ -350,6 +372,20 @@ void matmul_at(const TensorArg& a, const TensorArg& b, const TensorArg& dst, sim
   const int64_t m = dst.layout.dim(r - 2), n = dst.layout.dim(r - 1), k = a.layout.dim(r - 1);
   const Shape batch(dst.shape().begin(), dst.shape().end() - 2);
   const int64_t nb = batch.numel();
+  if (nb > 1) {  // Note [CPU matmul batch folding]
+    bool b_shared = true;
+    for (size_t d = 0; d + 2 < r; ++d) b_shared = b_shared && (b.layout.dim(d) == 1 || b.layout.stride(d) == 0);
+    const std::optional<int64_t> ars = merged_row_stride(a.layout), drs = merged_row_stride(dst.layout);
+    if (b_shared && ars && drs) {
+      auto matrix_arg = [](const TensorArg& t, int64_t rows, int64_t rs) {
+        const size_t tr = t.layout.rank();
+        return TensorArg(t.data, t.dtype,
+                         Layout({rows, t.layout.dim(tr - 1)}, {rs, t.layout.stride(tr - 1)}, t.layout.offset()));
+      };
+      return matmul_at(matrix_arg(a, nb * m, *ars), matrix_arg(b, k, b.layout.stride(r - 2)),
+                       matrix_arg(dst, nb * m, *drs), isa);
+    }
+  }
   const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(std::max<int64_t>(k, 1));
   const int64_t grain = work < kSmallGemm ? std::max<int64_t>(1, static_cast<int64_t>(32768 / work)) : nb;
   dispatch_in<kFloatTypes>(dst.dtype, [&]<class T>() {
