@@ -151,6 +151,38 @@ void expect_matmul_close(const Tensor& a, const Tensor& b, const std::string& wh
   testing::expect_product_close(a.matmul(b), a, b);
 }
 
+// Products large enough to be cut into a block of c per thread (Note [CPU GEMM blocks per thread]
+// in src/cpu/matmul.cpp), in f32 and f64, with each operand in either orientation, against plain
+// loops in f64, and a batch of them (one per thread where there are enough).
+TEST_P(MatmulTest, LargeProductsAgainstLoops) {
+  const Device d = GetParam(), cpu = Device::cpu();
+  const int64_t m = 333, k = 517, n = 401;
+  for (DType t : {DType::F32, DType::F64}) {
+    SCOPED_TRACE(dtype_name(t));
+    const Tensor a = Tensor::rand_uniform({m, k}, t, -1, 1, d), b = Tensor::rand_uniform({k, n}, t, -1, 1, d);
+    const std::vector<double> av = a.to(cpu).to_dtype(DType::F64).to_vector<double>();
+    const std::vector<double> bv = b.to(cpu).to_dtype(DType::F64).to_vector<double>();
+    std::vector<double> want(static_cast<size_t>(m * n)), mag(static_cast<size_t>(m * n));
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t p = 0; p < k; ++p) {
+        const double x = av[static_cast<size_t>(i * k + p)];
+        for (int64_t j = 0; j < n; ++j) {
+          want[static_cast<size_t>(i * n + j)] += x * bv[static_cast<size_t>(p * n + j)];
+          mag[static_cast<size_t>(i * n + j)] += std::abs(x * bv[static_cast<size_t>(p * n + j)]);
+        }
+      }
+    const Tensor wt = Tensor::from_vector(want, {m, n}, cpu), mt = Tensor::from_vector(mag, {m, n}, cpu);
+    const Tensor ac = a.t().contiguous().t(), bc = b.t().contiguous().t();  // column-major copies
+    testing::expect_sums_close(a.matmul(b), wt, mt, k);
+    testing::expect_sums_close(ac.matmul(b), wt, mt, k);
+    testing::expect_sums_close(a.matmul(bc), wt, mt, k);
+    testing::expect_sums_close(ac.matmul(bc), wt, mt, k);
+    const Tensor batch = cat({a.unsqueeze(0), ac.unsqueeze(0), a.unsqueeze(0), ac.unsqueeze(0)}, 0)
+                             .matmul(cat({b.unsqueeze(0), b.unsqueeze(0), bc.unsqueeze(0), bc.unsqueeze(0)}, 0));
+    for (int64_t i = 0; i < 4; ++i) testing::expect_sums_close(batch.select(0, i), wt, mt, k);
+  }
+}
+
 // One b for every batch (Note [CPU matmul batch folding]): batches whose rows merge into one run,
 // and some that do not, each batch against a product of its own 2-d matrix in f64.
 TEST_P(MatmulTest, OneMatrixForAllBatchesAgainstF64) {

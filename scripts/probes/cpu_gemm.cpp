@@ -1,22 +1,27 @@
-// Times wick's CPU bf16 matmul on the shapes of the CPU benchmark's matmul and bmm rows and a few
-// more (small k as in attention, skinny m as in LLM prefill, a batch of activations against one
-// weight: shared b, a 2-d operand); scripts/probes/cpu_gemm.py times the
-// same with PyTorch. Median of 50 runs after 5 warm-ups, a steady clock around each call (the CPU
-// backend is synchronous). With the CPU build of wick in B:
+// Times wick's CPU matmul (bf16, or the dtype named: f16, f32, f64) on the shapes of the CPU benchmark's matmul and bmm
+// rows and a few more (small k as in attention, skinny m as in LLM prefill, a batch of activations against one weight:
+// shared b, a 2-d operand); scripts/probes/cpu_gemm.py times the same with PyTorch. Median of 50 runs after 5 warm-ups,
+// a steady clock around each call (the CPU backend is synchronous). With the CPU build of wick in B:
 //   L=$(awk '/^build wick:/{f=1} f&&/LINK_LIBRARIES/{sub(/.*LINK_LIBRARIES = /,""); print; exit}'
 //       $B/build.ninja | sed "s|libwick_check.a||; s|libwick.a|$B/libwick.a|")
-//   g++ -std=c++20 -O2 -Iinclude -o /tmp/cg scripts/probes/cpu_gemm.cpp $L && /tmp/cg [reps]
+//   g++ -std=c++20 -O2 -Iinclude -o /tmp/cg scripts/probes/cpu_gemm.cpp $L && /tmp/cg [reps] [dtype]
 // (each command on one line).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "wick/tensor.h"
 
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 50;
+  const std::string dt_name = argc > 2 ? argv[2] : "bf16";
+  const wick::DType dt = dt_name == "f32"   ? wick::DType::F32
+                         : dt_name == "f16" ? wick::DType::F16
+                         : dt_name == "f64" ? wick::DType::F64
+                                            : wick::DType::BF16;
   const wick::Device d = wick::Device::cpu();
   struct Case {
     int64_t b, m, k, n;
@@ -29,9 +34,9 @@ int main(int argc, char** argv) {
     // Two input sets, alternated, as the benchmark rotates inputs that fit in its 50 MB.
     std::vector<wick::Tensor> as, bs;
     for (int s = 0; s < 2; ++s) {
-      as.push_back(wick::Tensor::rand_uniform({c.b, c.m, c.k}, wick::DType::BF16, -1, 1, d));
-      bs.push_back(c.shared_b ? wick::Tensor::rand_uniform({c.k, c.n}, wick::DType::BF16, -1, 1, d)
-                              : wick::Tensor::rand_uniform({c.b, c.k, c.n}, wick::DType::BF16, -1, 1, d));
+      as.push_back(wick::Tensor::rand_uniform({c.b, c.m, c.k}, dt, -1, 1, d));
+      bs.push_back(c.shared_b ? wick::Tensor::rand_uniform({c.k, c.n}, dt, -1, 1, d)
+                              : wick::Tensor::rand_uniform({c.b, c.k, c.n}, dt, -1, 1, d));
     }
     std::vector<double> ms;
     for (int r = 0; r < reps + 5; ++r) {
@@ -43,7 +48,7 @@ int main(int argc, char** argv) {
     std::sort(ms.begin(), ms.end());
     const double med = ms[ms.size() / 2];
     const double tf = 2.0 * c.b * c.m * c.n * c.k / med / 1e9;
-    std::printf("wick bf16 %lldx(%lldx%lld @ %s%lldx%lld): %.4f ms (min %.4f, %.2f TFLOP/s)\n",
+    std::printf("wick %s %lldx(%lldx%lld @ %s%lldx%lld): %.4f ms (min %.4f, %.2f TFLOP/s)\n", dt_name.c_str(),
                 static_cast<long long>(c.b), static_cast<long long>(c.m), static_cast<long long>(c.k),
                 c.shared_b ? "shared " : "", static_cast<long long>(c.k), static_cast<long long>(c.n), med, ms.front(),
                 tf);

@@ -131,6 +131,59 @@ void blas_call(bool ta, bool tb, blasint m, blasint n, blasint k, const double* 
               ldb, beta, c, ldc);
 }
 
+// Note [CPU GEMM blocks per thread]
+// OpenBLAS spreads one GEMM over its threads itself and synchronises them between its steps along
+// k, which serves large square products well and small or thin ones poorly. So a product of
+// kBlockedGemm multiply-adds or more, and less than kBlockedGemmMax unless m or n is at most
+// kThinGemm, is cut here into one block of c per thread (a grid as square as the thread count
+// allows), each thread running a single-threaded sgemm / dgemm on its rows of a and columns of b
+// (OpenBLAS's OpenMP build keeps to one thread when called inside a parallel region). Each thread
+// packs its own rows of a and columns of b, so a and b are packed about sqrt(threads) times in all
+// instead of once. A batch of at least as many products as threads gives each thread whole
+// products instead (matmul_at). On the GPU machine's 16-core Xeon, f32, three runs each against
+// OpenBLAS's own threads (scripts/probes/cpu_gemm.cpp, torch in the same call):
+//   64x4096 @ 4096x4096: 7.0-8.3 -> 3.4-4.0 ms (torch 3.8);
+//   16 x (128x128 @ 128x2048): 2.9-3.4 -> 1.5-1.6 ms (torch 1.1);
+//   32 x (512x64 @ 64x512): 3.1-3.4 -> 1.4-1.6 ms (torch 4.8);
+//   64 x (1024x128 @ 128x1024): 32-36 -> 23.4-23.5 ms (torch 50);
+//   and f16 (widened to f32) 64x4096 @ 4096x4096 8.5-9.3 -> 5.1-5.4 ms.
+// Blocks were 8-12% slower than OpenBLAS's threads at 2048^3 (19.0-19.8 ms against 17.7-18.2)
+// and 512x4096 @ 4096x4096 (21.3-22.0 against 18.9-19.9), hence kBlockedGemmMax.
+constexpr double kBlockedGemm = 64.0 * 1024 * 1024;
+constexpr double kBlockedGemmMax = 2048.0 * 1024 * 1024;
+constexpr int64_t kThinGemm = 128;
+
+template <class T>
+void blas_blocks(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
+                 T beta, T* c, int64_t ldc) {
+  const int64_t nt = num_threads();
+  int64_t gr = 1, gc = nt;  // the grid: rows x columns of blocks
+  double best = std::numeric_limits<double>::infinity();
+  for (int64_t r = 1; r <= nt; ++r) {
+    if (nt % r != 0 || r > m || nt / r > n) continue;
+    const double cost =  // the block's rows plus columns: what each thread packs
+        static_cast<double>(m) / static_cast<double>(r) + static_cast<double>(n) / static_cast<double>(nt / r);
+    if (cost < best) {
+      best = cost;
+      gr = r;
+      gc = nt / r;
+    }
+  }
+  if (best == std::numeric_limits<double>::infinity()) {  // no grid without empty blocks
+    return blas_call(ta, tb, static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), a,
+                     static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
+  }
+  parallel_for(gr * gc, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t i0 = m * (t / gc) / gr, i1 = m * (t / gc + 1) / gr;
+      const int64_t j0 = n * (t % gc) / gc, j1 = n * (t % gc + 1) / gc;
+      blas_call(ta, tb, static_cast<blasint>(i1 - i0), static_cast<blasint>(j1 - j0), static_cast<blasint>(k),
+                a + i0 * (ta ? 1 : lda), static_cast<blasint>(lda), b + j0 * (tb ? ldb : 1), static_cast<blasint>(ldb),
+                beta, c + i0 * ldc + j0, static_cast<blasint>(ldc));
+    }
+  });
+}
+
 template <class T>
 void gemm_impl(const MatRef<const T>& a, const MatRef<const T>& b, const MatRef<T>& c, T beta) {
   const int64_t m = c.rows, n = c.cols, k = a.cols;
@@ -172,6 +225,10 @@ void gemm_impl(const MatRef<const T>& a, const MatRef<const T>& b, const MatRef<
   const BlasView av = view_or_pack(a, abuf, &ap);
   const BlasView bv = view_or_pack(b, bbuf, &bp);
   if (std::max({m, n, k, av.ld, bv.ld}) > kBlasIntMax) return gemm_loops<T>(a, b, c, beta);
+  const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  const int64_t nt = num_threads();
+  if (nt > 1 && !in_parallel() && work >= kBlockedGemm && (work < kBlockedGemmMax || std::min(m, n) <= kThinGemm))
+    return blas_blocks<T>(av.trans, bv.trans, m, n, k, ap, av.ld, bp, bv.ld, beta, c.p, cv.ld);
   blas_call(av.trans, bv.trans, static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), ap,
             static_cast<blasint>(av.ld), bp, static_cast<blasint>(bv.ld), beta, c.p, static_cast<blasint>(cv.ld));
 }
@@ -387,7 +444,13 @@ void matmul_at(const TensorArg& a, const TensorArg& b, const TensorArg& dst, sim
     }
   }
   const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(std::max<int64_t>(k, 1));
-  const int64_t grain = work < kSmallGemm ? std::max<int64_t>(1, static_cast<int64_t>(32768 / work)) : nb;
+  // Small products: many to a thread. Larger ones: one after another, each over all threads (the
+  // bf16 kernel spreads all batches over the threads itself), unless there are batches enough for
+  // every thread, which then run theirs single-threaded (Note [CPU GEMM blocks per thread]).
+  const bool own_kernel = dst.dtype == DType::BF16 && isa >= simd::Isa::Avx512Bf16;
+  const int64_t grain = work < kSmallGemm ? std::max<int64_t>(1, static_cast<int64_t>(32768 / work))
+                        : nb >= num_threads() && !own_kernel ? 1
+                                                              : nb;
   dispatch_in<kFloatTypes>(dst.dtype, [&]<class T>() {
     if (matvec<T>(a, b, dst, batch)) return;
     parallel_for(nb, grain, [&](int64_t b0, int64_t b1) {

@@ -18,6 +18,15 @@ inline int num_threads() {
 #endif
 }
 
+// Whether this thread is inside a parallel region (where parallel_for runs inline).
+inline bool in_parallel() {
+#ifdef _OPENMP
+  return omp_in_parallel();
+#else
+  return false;
+#endif
+}
+
 // Note [One team size]
 // libgomp keeps the threads of a parallel region for the next one, but only as many as that next
 // region asks for: when a region starts with fewer threads than the one before, the surplus threads
