@@ -89,6 +89,9 @@ Storage::~Storage() {
 TensorArg::TensorArg(const Tensor& t)
     : data(t.defined() ? t.storage()->data() : nullptr), dtype(t.dtype()), layout(t.layout()) {}
 
+TensorArg::TensorArg(const Tensor& t, const Shape& shape)
+    : data(t.defined() ? t.storage()->data() : nullptr), dtype(t.dtype()), layout(t.layout().broadcast_as(shape)) {}
+
 std::shared_ptr<Storage> Backend::alloc(int64_t nbytes) {
   void* p = nbytes > 0 ? raw_alloc(nbytes) : nullptr;
   try {

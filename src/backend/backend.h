@@ -87,6 +87,8 @@ struct TensorArg {
   TensorArg() = default;
   TensorArg(void* d, DType t, Layout l) : data(d), dtype(t), layout(std::move(l)) {}
   explicit TensorArg(const Tensor& t);
+  // t broadcast to `shape` (Layout::broadcast_as), without an intermediate Tensor.
+  TensorArg(const Tensor& t, const Shape& shape);
   bool defined() const { return data != nullptr || layout.numel() == 0; }
   const Shape& shape() const { return layout.shape(); }
   int64_t numel() const { return layout.numel(); }

@@ -165,6 +165,7 @@ Layout Layout::squeeze(size_t dim) const {
 }
 
 Layout Layout::broadcast_as(const Shape& shape) const {
+  if (shape == shape_) return *this;  // (the common case of elementwise ops: nothing to broadcast)
   if (shape.size() < rank())
     throw ShapeError("[broadcast_as] cannot broadcast " + shape_.str() + " to lower rank " + shape.str());
   for (int64_t d : shape)

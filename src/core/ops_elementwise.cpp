@@ -29,7 +29,7 @@ Tensor binary_op(Op op, const Tensor& a, const Tensor& b) {
   const Shape s = broadcast_shapes(a.shape(), b.shape(), std::string(op_name(op)).c_str());
   Tensor out = front::new_like(a, s, is_comparison(op) ? DType::U8 : a.dtype());
   if (out.numel() > 0)
-    front::backend(a).binary(op, TensorArg(a.broadcast_as(s)), TensorArg(b.broadcast_as(s)), TensorArg(out));
+    front::backend(a).binary(op, TensorArg(a, s), TensorArg(b, s), TensorArg(out));
   return out;
 }
 
@@ -122,8 +122,8 @@ Tensor Tensor::where_cond(const Tensor& on_true, const Tensor& on_false) const {
   const Shape s = broadcast_shapes(broadcast_shapes(shape(), on_true.shape(), name), on_false.shape(), name);
   Tensor out = front::new_like(on_true, s, on_true.dtype());
   if (out.numel() > 0)
-    front::backend(on_true).where_cond(TensorArg(broadcast_as(s)), TensorArg(on_true.broadcast_as(s)),
-                                       TensorArg(on_false.broadcast_as(s)), TensorArg(out));
+    front::backend(on_true).where_cond(TensorArg(*this, s), TensorArg(on_true, s), TensorArg(on_false, s),
+                                       TensorArg(out));
   return out;
 }
 

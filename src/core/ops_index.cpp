@@ -134,7 +134,7 @@ Tensor Tensor::matmul(const Tensor& o) const {
     if (k == 0) {
       out.const_set(Scalar(0));
     } else {
-      backend(*this).matmul(TensorArg(a.broadcast_as(as)), TensorArg(b.broadcast_as(bs)), TensorArg(out));
+      backend(*this).matmul(TensorArg(a, as), TensorArg(b, bs), TensorArg(out));
     }
   }
   if (o.rank() == 1) out = out.squeeze(-1);
