@@ -54,6 +54,7 @@ class Dims {
   const int64_t* begin() const { return data(); }
   const int64_t* end() const { return data() + size_; }
   int64_t back() const { return data()[size_ - 1]; }
+  int64_t& back() { return data()[size_ - 1]; }
   void push_back(int64_t x) {
     if (size_ == cap_) reserve(2 * cap_);
     data()[size_++] = x;

@@ -241,12 +241,12 @@ struct ArgKernel {
 
 // Row-major walk over dims with one stride set: seek(flat), then next() per element.
 struct Odometer {
-  const std::vector<int64_t>* shape;
-  const std::vector<int64_t>* stride;
-  std::vector<int64_t> idx;
+  const Dims* shape;
+  const Dims* stride;
+  Dims idx;
   int64_t off = 0;
 
-  Odometer(const std::vector<int64_t>& sh, const std::vector<int64_t>& st) : shape(&sh), stride(&st), idx(sh.size()) {}
+  Odometer(const Dims& sh, const Dims& st) : shape(&sh), stride(&st), idx(sh.size()) {}
   void seek(int64_t flat) {
     off = 0;
     for (size_t d = shape->size(); d-- > 0;) {
@@ -267,7 +267,7 @@ struct Odometer {
 
 // Outer (kept) dims walked with two stride sets: src and dst.
 struct Outer {
-  std::vector<int64_t> shape, src, dst;
+  Dims shape, src, dst;
   int64_t count = 1;
 };
 
@@ -281,11 +281,11 @@ int64_t split_count(int64_t outputs, int64_t elems, int64_t units) {
 }
 
 template <class K, class T>
-void reduce_rows(const T* src, const Outer& outer, const std::vector<int64_t>& ishape,
-                 const std::vector<int64_t>& istride, int64_t total, typename K::Out* dst) {
+void reduce_rows(const T* src, const Outer& outer, const Dims& ishape,
+                 const Dims& istride, int64_t total, typename K::Out* dst) {
   using Acc = typename K::Acc;
   const int64_t n = ishape.back(), s = istride.back();
-  const std::vector<int64_t> sub_shape(ishape.begin(), ishape.end() - 1), sub_stride(istride.begin(), istride.end() - 1);
+  const Dims sub_shape(ishape.begin(), ishape.end() - 1), sub_stride(istride.begin(), istride.end() - 1);
   const int64_t sub_rows = total / n;
   // A unit is a sub-row when there are several, else one element of the single row.
   const int64_t units = sub_rows > 1 ? sub_rows : n;
@@ -332,10 +332,10 @@ void reduce_rows(const T* src, const Outer& outer, const std::vector<int64_t>& i
 
 // Column mode; `v` is the kept dim with unit src stride.
 template <class K, class T>
-void reduce_cols(const T* src, const Outer& outer, size_t v, const std::vector<int64_t>& ishape,
-                 const std::vector<int64_t>& istride, int64_t total, typename K::Out* dst) {
+void reduce_cols(const T* src, const Outer& outer, size_t v, const Dims& ishape,
+                 const Dims& istride, int64_t total, typename K::Out* dst) {
   using Acc = typename K::Acc;
-  std::vector<int64_t> pshape, psrc, pdst;
+  Dims pshape, psrc, pdst;
   for (size_t d = 0; d < outer.shape.size(); ++d)
     if (d != v) {
       pshape.push_back(outer.shape[d]);

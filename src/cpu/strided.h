@@ -22,8 +22,8 @@ namespace wick::cpu {
 // N operands over one shape, after collapsing. dims are outermost first.
 template <size_t N>
 struct Collapsed {
-  std::vector<int64_t> shape;
-  std::array<std::vector<int64_t>, N> strides;
+  Dims shape;  // (inline storage up to 8 dims: no allocation per call)
+  std::array<Dims, N> strides;
   int64_t numel = 1;
 };
 
