@@ -460,19 +460,23 @@ void gemm_bf16(int64_t count, const std::function<Bf16Gemm(int64_t)>& product, s
         const int64_t gi = t / (mblocks * nblocks), mb = t / nblocks % mblocks, nbk = t % nblocks;
         const MatRef<bf16>& c = g.cs[static_cast<size_t>(gi)];
         const uint16_t* a = pa + g.a_slot[static_cast<size_t>(gi)] * a_elems;
-        const MatRef<const bf16>& bm = g.bs[static_cast<size_t>(g.b_slot[static_cast<size_t>(gi)])];
-        const uint16_t* b = own_b ? nullptr : pb + g.b_slot[static_cast<size_t>(gi)] * b_elems;
+        const int64_t b_slot = g.b_slot[static_cast<size_t>(gi)];
+        const MatRef<const bf16>& bm = g.bs[static_cast<size_t>(b_slot)];
         const int64_t ip0 = mb * kMcPanels, ip1 = std::min(mpan, ip0 + kMcPanels);
         const int64_t jp0 = nbk * ncp, jp1 = std::min(npan, jp0 + ncp);
         for (int64_t p0 = 0; p0 < kp; p0 += kcp) {
           const int64_t p1 = std::min(kp, p0 + kcp);
+          // Pairs p0..p1 of panel jp at b_k + (jp - jp0) * b_stride * 2 * kNR: in the block's own
+          // buffer, or in b packed ahead (all kp pairs of a panel together).
+          const int64_t b_stride = own_b ? p1 - p0 : kp;
+          const uint16_t* b_k = own_b ? bk.get() : pb + b_slot * b_elems + (jp0 * kp + p0) * 2 * kNR;
           if (own_b) {
-            // Panel jp's pairs p0..p1 at bk + (jp - jp0) * (p1 - p0) * 2 * kNR, packed kPackChunk pairs
-            // at a time across the block's panels, so that each row of b is read in one run.
+            // kPackChunk pairs at a time across the block's panels, so that each row of b is read in
+            // one run.
             for (int64_t q0 = p0; q0 < p1; q0 += kPackChunk) {
               const int64_t q1 = std::min(p1, q0 + kPackChunk), kk = std::min(k - 2 * q0, 2 * (q1 - q0));
               for (int64_t jp = jp0; jp < jp1; ++jp) {
-                uint16_t* out = bk.get() + ((jp - jp0) * (p1 - p0) + q0 - p0) * 2 * kNR;
+                uint16_t* out = bk.get() + ((jp - jp0) * b_stride + q0 - p0) * 2 * kNR;
                 if (kk <= 0) {  // pairs of the zero padding only
                   std::memset(out, 0, static_cast<size_t>((q1 - q0) * 2 * kNR) * sizeof(uint16_t));
                   continue;
@@ -485,8 +489,8 @@ void gemm_bf16(int64_t count, const std::function<Bf16Gemm(int64_t)>& product, s
           for (int64_t jp = jp0; jp < jp1; ++jp)
             for (int64_t ip = ip0; ip < ip1; ++ip) {
               float* tile = nkc == 1 ? one_tile : sums.get() + (ip - ip0) * mr * ldc + (jp - jp0) * kNR;
-              const uint16_t* bt = own_b ? bk.get() + (jp - jp0) * (p1 - p0) * 2 * kNR : b + (jp * kp + p0) * 2 * kNR;
-              sch.kernel(a + (ip * kp + p0) * 2 * mr, bt, p1 - p0, tile, ldc, p0 > 0);
+              sch.kernel(a + (ip * kp + p0) * 2 * mr, b_k + (jp - jp0) * b_stride * 2 * kNR, p1 - p0, tile, ldc,
+                         p0 > 0);
               if (p1 == kp) {
                 const int64_t i0 = ip * mr, j0 = jp * kNR;
                 store_tile(tile, ldc, std::min<int64_t>(mr, m - i0), std::min<int64_t>(kNR, n - j0),

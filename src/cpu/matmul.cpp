@@ -153,11 +153,13 @@ constexpr double kBlockedGemm = 64.0 * 1024 * 1024;
 constexpr double kBlockedGemmMax = 2048.0 * 1024 * 1024;
 constexpr int64_t kThinGemm = 128;
 
+// Runs the product in blocks (Note [CPU GEMM blocks per thread]), or returns false where the
+// threads cannot all get a block that is not empty.
 template <class T>
-void blas_blocks(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
+bool blas_blocks(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
                  T beta, T* c, int64_t ldc) {
   const int64_t nt = num_threads();
-  int64_t gr = 1, gc = nt;  // the grid: rows x columns of blocks
+  int64_t gr = 0, gc = 0;  // the grid: rows x columns of blocks (none yet)
   double best = std::numeric_limits<double>::infinity();
   for (int64_t r = 1; r <= nt; ++r) {
     if (nt % r != 0 || r > m || nt / r > n) continue;
@@ -169,10 +171,7 @@ void blas_blocks(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, 
       gc = nt / r;
     }
   }
-  if (best == std::numeric_limits<double>::infinity()) {  // no grid without empty blocks
-    return blas_call(ta, tb, static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), a,
-                     static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
-  }
+  if (gr == 0) return false;
   parallel_for(gr * gc, 1, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t i0 = m * (t / gc) / gr, i1 = m * (t / gc + 1) / gr;
@@ -182,6 +181,7 @@ void blas_blocks(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, 
                 beta, c + i0 * ldc + j0, static_cast<blasint>(ldc));
     }
   });
+  return true;
 }
 
 template <class T>
@@ -227,8 +227,9 @@ void gemm_impl(const MatRef<const T>& a, const MatRef<const T>& b, const MatRef<
   if (std::max({m, n, k, av.ld, bv.ld}) > kBlasIntMax) return gemm_loops<T>(a, b, c, beta);
   const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   const int64_t nt = num_threads();
-  if (nt > 1 && !in_parallel() && work >= kBlockedGemm && (work < kBlockedGemmMax || std::min(m, n) <= kThinGemm))
-    return blas_blocks<T>(av.trans, bv.trans, m, n, k, ap, av.ld, bp, bv.ld, beta, c.p, cv.ld);
+  if (nt > 1 && !in_parallel() && work >= kBlockedGemm && (work < kBlockedGemmMax || std::min(m, n) <= kThinGemm) &&
+      blas_blocks<T>(av.trans, bv.trans, m, n, k, ap, av.ld, bp, bv.ld, beta, c.p, cv.ld))
+    return;
   blas_call(av.trans, bv.trans, static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), ap,
             static_cast<blasint>(av.ld), bp, static_cast<blasint>(bv.ld), beta, c.p, static_cast<blasint>(cv.ld));
 }
