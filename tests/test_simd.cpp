@@ -263,11 +263,27 @@ TEST(CpuSimd, RowHelpers) {
     }
     float want_max = -std::numeric_limits<float>::infinity();
     for (float v : x) want_max = std::max(want_max, v);
+    const simd::Kernels& base = simd::kernels(simd::Isa::Base);
     for (simd::Isa isa : levels()) {
       SCOPED_TRACE(std::string(simd::isa_name(isa)) + " n " + std::to_string(n));
       const simd::Kernels& k = simd::kernels(isa);
       EXPECT_EQ(bits(k.sum16_f32(x.data(), n)), bits(want_sum));
       EXPECT_EQ(k.max_f32(x.data(), n), want_max);
+      {
+        // exp_sum16_f32 against its definition at the base level: exp_f32 of the shifted values,
+        // then sum16_f32 of those; in place too. The shift keeps most values in exp's normal range.
+        const float shift = n > 0 ? -want_max : 0.0f;
+        std::vector<float> shifted(x), want_e(x.size()), e(x.size(), -7.0f), in_place(x);
+        for (float& v : shifted) v = v + shift;
+        base.exp_f32(shifted.data(), want_e.data(), n);
+        const float want = base.sum16_f32(want_e.data(), n);
+        EXPECT_EQ(bits(k.exp_sum16_f32(x.data(), e.data(), n, shift)), bits(want));
+        EXPECT_EQ(bits(k.exp_sum16_f32(in_place.data(), in_place.data(), n, shift)), bits(want));
+        for (size_t j = 0; j < x.size(); ++j) {
+          EXPECT_EQ(bits(e[j]), bits(want_e[j])) << j;
+          EXPECT_EQ(bits(in_place[j]), bits(want_e[j])) << j;
+        }
+      }
       std::vector<float> y(x);
       k.div_f32(y.data(), n, 3.0f);
       for (size_t j = 0; j < y.size(); ++j) EXPECT_EQ(bits(y[j]), bits(x[j] / 3.0f));

@@ -4,6 +4,7 @@
 // floats and f32, f64 for f64), normalised there and rounded once on store. The buffer makes the
 // strided case (softmax over a leading dim arrives as a transposed view) the same code as the
 // contiguous one, and the loops over it vectorise.
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 #include <vector>
@@ -82,44 +83,74 @@ void normalise_rows(const TensorArg& src, const TensorArg& dst, int64_t cost, F&
                            });
 }
 
+// Note [Softmax rows]
+// A softmax row of f32 (or of f16 / bf16, widened into the thread's row buffer) takes three passes:
+// the maximum m; exp(x + (-m)) written out while its sum accumulates (simd's exp_sum16_f32, in
+// lane_sum's blocks of 2048, each block's sum taken while the block is in L1); the division by the
+// sum in place. An f32 row with unit strides on both sides goes from src to dst without the row
+// buffer. It was seven passes over the buffer before: load, max, subtract, exp, sum, divide,
+// store. The values and their order are the same (x + (-m) rounded, then exp_f32, then lane_sum's
+// order), so results did not change by a bit.
+
+// The sum of exp(x[i] + shift), each written to out[i] (out may be x), in lane_sum's order.
+float exp_lane_sum(const float* x, float* out, int64_t n, float shift) {
+  constexpr int64_t kBlock = 2048;  // lane_sum's
+  Pairwise<float> pw;
+  auto add = [](float a, float b) { return a + b; };
+  const simd::Kernels& k = simd::kernels();
+  for (int64_t b = 0; b < n; b += kBlock)
+    pw.push(k.exp_sum16_f32(x + b, out + b, std::min(n, b + kBlock) - b, shift), add);
+  return pw.result(0.0f, add);
+}
+
+// softmax (or log_softmax) of the f32 row x into out (which may be x): see Note [Softmax rows].
+void softmax_row_f32(const float* x, float* out, int64_t n, bool log) {
+  const simd::Kernels& k = simd::kernels();
+  // A row of -inf (or with +inf) gives NaN, as exp(-inf - -inf) does in every framework.
+  const float m = k.max_f32(x, n);
+  if (!log) {
+    k.div_f32(out, n, exp_lane_sum(x, out, n, -m));
+    return;
+  }
+  // log: the exponentials only feed the sum; they go to out where that is not x.
+  thread_local std::vector<float> e;
+  if (out == x) e.resize(static_cast<size_t>(n));
+  const float lse = std::log(exp_lane_sum(x, out == x ? e.data() : out, n, -m));
+  for (int64_t i = 0; i < n; ++i) out[i] = (x[i] + -m) - lse;
+}
+
 }  // namespace
 
 void CpuBackend::softmax(const TensorArg& src, const TensorArg& dst, bool log) {
   dispatch_in<kFloatTypes>(src.dtype, [&]<class T>() {
     using C = compute_t<T>;
+    if constexpr (std::is_same_v<T, float>) {
+      const int64_t n = src.numel() == 0 ? 0 : src.layout.shape().back();
+      if (n > 0 && src.layout.strides().back() == 1 && dst.layout.strides().back() == 1) {
+        const float* in = src.ptr<float>();
+        float* out = dst.ptr<float>();
+        for_each_last_dim_row<2>(
+            src.shape(), {&src.layout.strides(), &dst.layout.strides()}, n * 8,
+            [&](const std::array<int64_t, 2>& off) { softmax_row_f32(in + off[0], out + off[1], n, log); });
+        return;
+      }
+    }
     normalise_rows<T, C>(src, dst, 8, [log](C* x, int64_t n) {
-      C m;
       if constexpr (std::is_same_v<C, float>) {
-        m = simd::kernels().max_f32(x, n);
+        softmax_row_f32(x, x, n, log);
       } else {
-        m = row_max(x, n);
-      }
-      // A row of -inf (or with +inf) gives NaN, as exp(-inf - -inf) does in every framework.
-      if constexpr (std::is_same_v<C, float>) {
-        simd::kernels().add_f32(x, n, -m);  // x + (-m) is x - m, exactly
-      } else {
+        // A row of -inf (or with +inf) gives NaN, as exp(-inf - -inf) does in every framework.
+        const C m = row_max(x, n);
         for (int64_t i = 0; i < n; ++i) x[i] -= m;
-      }
-      // exp of f32 rows through the vector kernel of simd.h.
-      auto exp_row = [](const C* in, C* out, int64_t len) {
-        if constexpr (std::is_same_v<C, float>) {
-          simd::kernels().exp_f32(in, out, len);
+        if (log) {
+          thread_local std::vector<C> e;
+          e.resize(static_cast<size_t>(n));
+          for (int64_t i = 0; i < n; ++i) e[static_cast<size_t>(i)] = std::exp(x[i]);
+          const C lse = std::log(lane_sum(e.data(), n));
+          for (int64_t i = 0; i < n; ++i) x[i] -= lse;
         } else {
-          for (int64_t i = 0; i < len; ++i) out[i] = std::exp(in[i]);
-        }
-      };
-      if (log) {
-        thread_local std::vector<C> e;
-        e.resize(static_cast<size_t>(n));
-        exp_row(x, e.data(), n);
-        const C lse = std::log(lane_sum(e.data(), n));
-        for (int64_t i = 0; i < n; ++i) x[i] -= lse;
-      } else {
-        exp_row(x, x, n);
-        const C sum = lane_sum(x, n);
-        if constexpr (std::is_same_v<C, float>) {
-          simd::kernels().div_f32(x, n, sum);
-        } else {
+          for (int64_t i = 0; i < n; ++i) x[i] = std::exp(x[i]);
+          const C sum = lane_sum(x, n);
           for (int64_t i = 0; i < n; ++i) x[i] /= sum;
         }
       }

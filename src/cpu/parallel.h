@@ -52,7 +52,7 @@ void parallel_for(int64_t n, int64_t grain, F&& fn) {
 #ifdef _OPENMP
   const int64_t max_chunks = std::max<int64_t>(1, n / std::max<int64_t>(grain, 1));
   const int64_t chunks = std::min<int64_t>(num_threads(), max_chunks);
-  if (chunks <= 1 || omp_in_parallel()) {
+  if (chunks <= 1 || in_parallel()) {
     fn(int64_t{0}, n);
     return;
   }

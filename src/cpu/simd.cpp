@@ -195,25 +195,55 @@ WICK_INLINE float minmax_v(const float* x, int64_t n) {
   return any_nan ? __builtin_nanf("") : r;
 }
 
-// 16 lanes as 16 / W vectors, so that every width adds in the same order; Sq adds squares.
-template <int W, bool Sq>
-WICK_INLINE float sum16_v(const float* x, int64_t n) {
+// The sum of n terms in 16 lanes as 16 / W vectors, so that every width adds in the same order:
+// lane l adds terms l, l + 16, ..., the lanes are added in halves (8, 4, 2, 1), then the terms past
+// the last 16 one by one. vec(i) gives the W terms from i, one(i) term i.
+template <int W, class Vec16, class One>
+WICK_INLINE float lanes16_v(int64_t n, Vec16 vec, One one) {
   using F = typename Vec<W>::F;
   constexpr int kV = 16 / W;
   F acc[kV] = {};
   int64_t i = 0;
   for (; i + 16 <= n; i += 16)
-    for (int v = 0; v < kV; ++v) {
-      const F e = load<F>(x + i + v * W);
-      acc[v] += Sq ? e * e : e;
-    }
+    for (int v = 0; v < kV; ++v) acc[v] += vec(i + v * W);
   float lane[16];
   for (int v = 0; v < kV; ++v) store(lane + v * W, acc[v]);
   float tail = 0;
-  for (; i < n; ++i) tail += Sq ? x[i] * x[i] : x[i];
+  for (; i < n; ++i) tail += one(i);
   for (int w = 8; w > 0; w /= 2)
     for (int l = 0; l < w; ++l) lane[l] += lane[l + w];
   return lane[0] + tail;
+}
+
+// The sum of x (Sq: of its squares) in lanes16_v's order.
+template <int W, bool Sq>
+WICK_INLINE float sum16_v(const float* x, int64_t n) {
+  using F = typename Vec<W>::F;
+  return lanes16_v<W>(
+      n,
+      [x](int64_t i) __attribute__((always_inline)) {
+        const F e = load<F>(x + i);
+        return Sq ? e * e : e;
+      },
+      [x](int64_t i) __attribute__((always_inline)) { return Sq ? x[i] * x[i] : x[i]; });
+}
+
+// out[i] = exp(in[i] + shift) (exp_v of the f32 sum), returning their sum in sum16_v's order, each
+// 16 summed while in registers (Note [Softmax rows] in norm.cpp).
+template <int W>
+WICK_INLINE float exp_sum16_v(const float* in, float* out, int64_t n, float shift) {
+  using F = typename Vec<W>::F;
+  auto f = [shift](const F& x) __attribute__((always_inline)) { return exp_v<W>(x + shift); };
+  const int64_t body = n / 16 * 16;
+  unary_f32<W>(in + body, out + body, n - body, f);  // the tail, which lanes16_v adds from out
+  return lanes16_v<W>(
+      n,
+      [&](int64_t i) __attribute__((always_inline)) {
+        const F e = f(load<F>(in + i));
+        store(out + i, e);
+        return e;
+      },
+      [out](int64_t i) __attribute__((always_inline)) { return out[i]; });
 }
 
 template <int W>
@@ -509,6 +539,9 @@ struct LoadF16Base {
   ATTR float max_##suffix(const float* x, int64_t n) { return minmax_v<W, true>(x, n); }                    \
   ATTR float min_##suffix(const float* x, int64_t n) { return minmax_v<W, false>(x, n); }                   \
   ATTR float sum16_##suffix(const float* x, int64_t n) { return sum16_v<W, false>(x, n); }                   \
+  ATTR float exp_sum16_##suffix(const float* in, float* out, int64_t n, float shift) {                        \
+    return exp_sum16_v<W>(in, out, n, shift);                                                                 \
+  }                                                                                                           \
   ATTR void div_##suffix(float* x, int64_t n, float d) { div_v<W>(x, n, d); }                                \
   ATTR float sumsq16_##suffix(const float* x, int64_t n) { return sum16_v<W, true>(x, n); }                  \
   ATTR void add_##suffix(float* x, int64_t n, float a) { add_v<W>(x, n, a); }                                \
@@ -531,12 +564,10 @@ WICK_DOT(uint16_t, bf16_base, 4, , LoadBf16<4>, ScalarBf16)
 WICK_DOT(uint16_t, f16_base, 4, , LoadF16Base, ScalarF16)
 WICK_DOT(float, f32_base, 4, , LoadF32<4>, ScalarF32)
 
-constexpr Kernels kBase{f32_to_f16_base, f16_to_f32_base, f32_to_bf16_base, bf16_to_f32_base,
-                        exp_base,        sigmoid_base,    silu_base,        gelu_base,
-                        max_base,        min_base,        sum16_base,       div_base,
-                        sumsq16_base,    add_base,        norm_base,        fill_base,
-                        dot_bf16_base,   dot_f16_base,    dot_f32_base,     axpy_bf16_base,
-                        axpy_f16_base,   axpy_f32_base};
+constexpr Kernels kBase{f32_to_f16_base, f16_to_f32_base, f32_to_bf16_base, bf16_to_f32_base, exp_base, sigmoid_base,
+                        silu_base, gelu_base, max_base, min_base, sum16_base, exp_sum16_base, div_base, sumsq16_base,
+                        add_base, norm_base, fill_base, dot_bf16_base, dot_f16_base, dot_f32_base, axpy_bf16_base,
+                        axpy_f16_base, axpy_f32_base};
 
 #ifdef WICK_SIMD_X86
 #define WICK_AVX2 __attribute__((target("avx2,fma,f16c")))
@@ -627,18 +658,15 @@ WICK_DOT(uint16_t, bf16_avx512, 16, WICK_AVX512, LoadBf16Avx512, ScalarBf16)
 WICK_DOT(uint16_t, f16_avx512, 16, WICK_AVX512, LoadF16Avx512, ScalarF16)
 WICK_DOT(float, f32_avx512, 16, WICK_AVX512, LoadF32<16>, ScalarF32)
 
-constexpr Kernels kAvx2{f32_to_f16_avx2, f16_to_f32_avx2, f32_to_bf16_avx2, bf16_to_f32_avx2,
-                        exp_avx2,        sigmoid_avx2,    silu_avx2,        gelu_avx2,
-                        max_avx2,        min_avx2,        sum16_avx2,       div_avx2,
-                        sumsq16_avx2,    add_avx2,        norm_avx2,        fill_avx2,
-                        dot_bf16_avx2,   dot_f16_avx2,    dot_f32_avx2,     axpy_bf16_avx2,
-                        axpy_f16_avx2,   axpy_f32_avx2};
-constexpr Kernels kAvx512{f32_to_f16_avx512, f16_to_f32_avx512, f32_to_bf16_avx512, bf16_to_f32_avx512,
-                          exp_avx512,        sigmoid_avx512,    silu_avx512,        gelu_avx512,
-                          max_avx512,        min_avx512,        sum16_avx512,       div_avx512,
-                          sumsq16_avx512,    add_avx512,        norm_avx512,        fill_avx512,
-                          dot_bf16_avx512,   dot_f16_avx512,    dot_f32_avx512,     axpy_bf16_avx512,
-                          axpy_f16_avx512,   axpy_f32_avx512};
+constexpr Kernels kAvx2{f32_to_f16_avx2, f16_to_f32_avx2, f32_to_bf16_avx2, bf16_to_f32_avx2, exp_avx2, sigmoid_avx2,
+                        silu_avx2, gelu_avx2, max_avx2, min_avx2, sum16_avx2, exp_sum16_avx2, div_avx2, sumsq16_avx2,
+                        add_avx2, norm_avx2, fill_avx2, dot_bf16_avx2, dot_f16_avx2, dot_f32_avx2, axpy_bf16_avx2,
+                        axpy_f16_avx2, axpy_f32_avx2};
+constexpr Kernels kAvx512{f32_to_f16_avx512, f16_to_f32_avx512, f32_to_bf16_avx512, bf16_to_f32_avx512, exp_avx512,
+                          sigmoid_avx512, silu_avx512, gelu_avx512, max_avx512, min_avx512, sum16_avx512,
+                          exp_sum16_avx512, div_avx512, sumsq16_avx512, add_avx512, norm_avx512, fill_avx512,
+                          dot_bf16_avx512, dot_f16_avx512, dot_f32_avx512, axpy_bf16_avx512, axpy_f16_avx512,
+                          axpy_f32_avx512};
 
 // Whether the AMX tiles can multiply bf16 here: AMX-TILE and AMX-BF16 (CPUID leaf 7, sub-leaf 0,
 // EDX bits 24 and 22), their state enabled by the OS (XCR0 bits 17 and 18, XTILECFG and

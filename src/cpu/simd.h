@@ -52,10 +52,13 @@ struct Kernels {
   // NaN if any is NaN, -inf for n == 0 (the sign of a zero maximum may differ between levels);
   // min_f32 the same for the smallest, +inf for n == 0. sum16_f32: the sum of n <= 2048
   // values in 16 lanes (lane l adds elements l, l + 16, ...), the lanes added in halves (8, 4, 2,
-  // 1), then the tail, exactly as lane_sum's blocks in row_loop.h. div_f32: x[i] /= d in place.
+  // 1), then the tail, exactly as lane_sum's blocks in row_loop.h. exp_sum16_f32: out[i] =
+  // exp(in[i] + shift), as exp_f32 of the rounded sum (out may be in), and returns sum16_f32 of
+  // out, computed in the same pass. div_f32: x[i] /= d in place.
   float (*max_f32)(const float* x, int64_t n);
   float (*min_f32)(const float* x, int64_t n);
   float (*sum16_f32)(const float* x, int64_t n);
+  float (*exp_sum16_f32)(const float* in, float* out, int64_t n, float shift);
   void (*div_f32)(float* x, int64_t n, float d);
   // Rows of the norms, in place. sumsq16_f32: as sum16_f32 over the squares x[i] * x[i] (each
   // rounded to f32). add_f32: x[i] += a. norm_f32: x[i] = x[i] * s, then * w[i] and + b[i] where
