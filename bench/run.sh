@@ -2,13 +2,17 @@
 # Builds wick if needed (Release, Ninja), runs `wick bench --json` and bench/peers/torch_bench.py on
 # the same device and shapes, and prints one markdown table (bench/peers/compare.py).
 #
-# usage: bench/run.sh [--cuda] [--build-dir DIR] [--no-build] [--out FILE] [--no-torch] [bench options]
+# usage: bench/run.sh [--cuda] [--build-dir DIR] [--no-build] [--out FILE] [--no-torch] [--rounds N]
+#                     [bench options]
 #   bench options (given to both): --device D  --op NAME (repeatable)  --reps N
 #                                  --quick | --cpu-shapes | --gpu-shapes  --bw GBS
 #   --cuda        configure with -DWICK_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 (or WICK_CUDA=1)
 #   --no-build    use DIR/wick as it is (a build made elsewhere, e.g. scripts/pack-prebuilt.sh)
 #   --out FILE    also write the table to FILE
 #   --no-torch    skip PyTorch (the table says so)
+#   --rounds N    alternate wick and torch op by op for N rounds, each row the median of its rounds
+#                 (bench/peers/interleave.py): both sides of a row seconds apart, for machines whose
+#                 speed drifts (the lent machine's CPU); default: all of wick's rows, then torch's
 # environment: WICK_BUILD_DIR (default: build), WICK_CMAKE_ARGS (more cmake -D options),
 #              WICK_JOBS (ninja -j), PYTHON (default: python3)
 #
@@ -22,6 +26,7 @@ cuda=${WICK_CUDA:-0}
 out=""
 use_torch=1
 build_it=1
+rounds=0
 bench_args=()   # to wick bench as given
 torch_args=()   # to torch_bench.py: the same minus the device and shape flags, which follow wick's run
 
@@ -32,10 +37,11 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift ;;
     --no-torch) use_torch=0 ;;
     --no-build) build_it=0 ;;
+    --rounds) rounds=$2; shift ;;
     --device) bench_args+=("$1" "$2"); shift ;;
     --op|--reps|--bw) bench_args+=("$1" "$2"); torch_args+=("$1" "$2"); shift ;;
     --quick|--cpu-shapes|--gpu-shapes) bench_args+=("$1") ;;
-    -h|--help) sed -n '2,15p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "bench/run.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
   esac
   shift
@@ -57,6 +63,21 @@ fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+
+# ---- interleaved: both sides op by op ----
+if [ "$rounds" -gt 0 ] && [ "$use_torch" = 1 ] && "$py" -c 'import torch' 2>/dev/null; then
+  "$py" "$root/bench/peers/interleave.py" --wick "$build/wick" --python "$py" --rounds "$rounds" \
+    --wick-out "$tmp/wick.json" --torch-out "$tmp/torch.json" "${bench_args[@]}" 2>"$tmp/interleave.log" || {
+    rc=$?
+    tail -n 20 "$tmp/interleave.log" >&2
+    echo "bench/run.sh: interleave.py failed (exit $rc)" >&2
+    exit 1
+  }
+  compare_args=("$tmp/wick.json" "$tmp/torch.json")
+  if [ -n "$out" ]; then compare_args+=(--out "$out"); fi
+  "$py" "$root/bench/peers/compare.py" "${compare_args[@]}"
+  exit 0
+fi
 
 # ---- wick ----
 wick_rc=0

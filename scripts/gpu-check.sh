@@ -10,6 +10,8 @@
 #                   minutes of compiling); the tests then run as 8 gtest shards instead of ctest
 #   BENCH="cuda cpu" also bench/run.sh against PyTorch on these devices (tables in bench-DEVICE.log)
 #   BENCH_ARGS="--op gather --op copy"  more bench/run.sh options (a row filter, say)
+#   CPU_ROUNDS=N    rounds of the CPU table, wick and torch alternating op by op (default 3; 0: one
+#                   run of each side, one after the other)
 #   MEMCHECK=0      skip compute-sanitizer;  MEMCHECK_FILTER=gtest filter for it
 #   BUILD=DIR JOBS=N
 set -u
@@ -87,7 +89,10 @@ fi
 step check 300 "$BUILD/wick" check --device cuda
 tail -5 "$OUT/check.log"
 for d in ${BENCH:-}; do
-  step "bench-$d" 300 bench/run.sh --no-build --build-dir "$BUILD" --device "$d" ${BENCH_ARGS:-}  # the table is the log
+  # The CPU's speed drifts between phases of a run: there both sides alternate op by op (--rounds).
+  rounds=()
+  if [ "$d" = cpu ] && [ "${CPU_ROUNDS:-3}" -gt 0 ]; then rounds=(--rounds "${CPU_ROUNDS:-3}"); fi
+  step "bench-$d" 450 bench/run.sh --no-build --build-dir "$BUILD" --device "$d" ${rounds[@]+"${rounds[@]}"} ${BENCH_ARGS:-}
 done
 if [ "${MEMCHECK:-1}" = 1 ] && command -v compute-sanitizer >/dev/null 2>&1; then
   # The tests past 2^31 elements need gigabytes and are slow under the sanitizer; everything else runs.

@@ -59,13 +59,15 @@ def build(wick, torch, torch_missing):
     copy = next((r for r in wrows if r["op"] == "copy" and r.get("status") == "ok"), None)
     copy_gbs = num(copy.get("rate")) if copy else None
 
+    rounds = f" in each of {wick['rounds']} rounds, alternating with torch op by op" if wick.get("rounds") else ""
     lines.append(f"wick: {wick.get('device')} ({wick.get('device_name')}), shapes {wick.get('shapes')}, "
-                 f"median of {wick.get('reps')} runs, timer {wick.get('timer')}")
+                 f"median of {wick.get('reps')} runs{rounds}, timer {wick.get('timer')}")
     if wick.get("device_details"):
         lines.append(f"wick device: {wick.get('device_details')}")
     if torch:
         lines.append(f"torch {torch.get('version')}: {torch.get('device')} ({torch.get('device_name')}), "
-                     f"shapes {torch.get('shapes')}, median of {torch.get('reps')} runs, timer {torch.get('timer')}")
+                     f"shapes {torch.get('shapes')}, median of {torch.get('reps')} runs{rounds}, "
+                     f"timer {torch.get('timer')}")
         if torch.get("shapes") != wick.get("shapes"):
             lines.append("WARNING: the two runs used different shape sets; ratios compare different work")
     else:

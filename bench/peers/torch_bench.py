@@ -13,7 +13,8 @@ time.perf_counter. TF32 is off for matmul and conv (wick's f32 rows are f32); cu
 on, so torch convs use their best algorithm.
 
 usage: torch_bench.py [--device cuda|cuda:N|rocm|cpu] [--op NAME]... [--reps N]
-                      [--quick | --cpu-shapes | --gpu-shapes] [--bw GBS]
+                      [--quick | --cpu-shapes | --gpu-shapes] [--bw GBS] [--serve]
+--serve is for bench/peers/interleave.py, which alternates wick's and torch's runs op by op.
 """
 
 import argparse
@@ -323,6 +324,40 @@ def jnum(x):
     return None if x is None or not math.isfinite(x) else float(f"{x:.6g}")
 
 
+def time_rows(rows, dev, name, reps, bw, measured_bw):
+    """Measures rows; returns their JSON objects and the copy bandwidth (measured on a copy row where
+    measured_bw)."""
+    out = []
+    with torch.inference_mode():
+        for r in rows:
+            m = measure(r, dev, reps)
+            if measured_bw and r.op == "copy" and m["status"] == "ok":
+                bw = r.bytes / (m["ms"] * 1e-3) / 1e9
+            floor = math.nan
+            if r.chain:
+                unit = "us/op"
+            elif r.flops:
+                unit = "TFLOP/s"
+                floor = r.flops / (peak_tflops(dev, name, r.math) * 1e12) * 1e3
+            else:
+                unit = "GB/s"
+                floor = r.bytes / (bw * 1e9) * 1e3
+            rate = math.nan
+            if m["status"] == "ok" and m["ms"] > 0:
+                if r.chain:
+                    rate = m["ms"] * 1e3 / r.chain
+                elif r.flops:
+                    rate = r.flops / (m["ms"] * 1e-3) / 1e12
+                else:
+                    rate = r.bytes / (m["ms"] * 1e-3) / 1e9
+            out.append({"op": r.op, "shape": r.shape, "dtype": r.dtype, "status": m["status"], "ms": jnum(m["ms"]),
+                        "rate": jnum(rate), "unit": unit, "floor_ms": jnum(floor), "bytes": jnum(r.bytes),
+                        "flops": jnum(r.flops), "runs": m["runs"], "buffers": m["buffers"], "message": m["message"]})
+            print(f"torch_bench: {r.op} {r.shape} {r.dtype}: {m['status']} {m['ms']:.4f} ms", file=sys.stderr,
+                  flush=True)
+    return out, bw
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default=None)
@@ -334,6 +369,9 @@ def main(argv=None):
     g.add_argument("--cpu-shapes", dest="shapes", action="store_const", const="cpu")
     g.add_argument("--gpu-shapes", dest="shapes", action="store_const", const="gpu")
     ap.add_argument("--json", action="store_true", help="accepted for symmetry with wick bench; output is always JSON")
+    ap.add_argument("--serve", action="store_true",
+                    help="read op names from stdin, one per line, and answer each with a JSON line of its rows "
+                         "(exact op match; after a first line describing the run)")
     a = ap.parse_args(argv)
     if a.reps < 1:
         ap.error("--reps must be >= 1")
@@ -362,38 +400,18 @@ def main(argv=None):
     if a.op:
         rows = [r for r in rows if any(r.op.startswith(f) for f in a.op)]
 
-    out = []
-    with torch.inference_mode():
-        for r in rows:
-            m = measure(r, dev, a.reps)
-            if measured_bw and r.op == "copy" and m["status"] == "ok":
-                bw = r.bytes / (m["ms"] * 1e-3) / 1e9
-            floor = math.nan
-            if r.chain:
-                unit = "us/op"
-            elif r.flops:
-                unit = "TFLOP/s"
-                floor = r.flops / (peak_tflops(dev, name, r.math) * 1e12) * 1e3
-            else:
-                unit = "GB/s"
-                floor = r.bytes / (bw * 1e9) * 1e3
-            rate = math.nan
-            if m["status"] == "ok" and m["ms"] > 0:
-                if r.chain:
-                    rate = m["ms"] * 1e3 / r.chain
-                elif r.flops:
-                    rate = r.flops / (m["ms"] * 1e-3) / 1e12
-                else:
-                    rate = r.bytes / (m["ms"] * 1e-3) / 1e9
-            out.append({"op": r.op, "shape": r.shape, "dtype": r.dtype, "status": m["status"], "ms": jnum(m["ms"]),
-                        "rate": jnum(rate), "unit": unit, "floor_ms": jnum(floor), "bytes": jnum(r.bytes),
-                        "flops": jnum(r.flops), "runs": m["runs"], "buffers": m["buffers"], "message": m["message"]})
-            print(f"torch_bench: {r.op} {r.shape} {r.dtype}: {m['status']} {m['ms']:.4f} ms", file=sys.stderr,
-                  flush=True)
-
     doc = {"tool": "torch", "version": torch.__version__, "device": str(dev), "device_name": name,
-           "shapes": shapes, "reps": a.reps, "timer": "cuda events" if dev.type == "cuda" else "perf_counter",
-           "floor_bw_gbs": jnum(bw), "rows": out}
+           "shapes": shapes, "reps": a.reps, "timer": "cuda events" if dev.type == "cuda" else "perf_counter"}
+    if a.serve:
+        # One row group per request: a line naming an op on stdin, a line of JSON with its rows on stdout.
+        print(json.dumps(doc), flush=True)
+        for line in sys.stdin:
+            op = line.strip()
+            out, bw = time_rows([r for r in rows if r.op == op], dev, name, a.reps, bw, measured_bw)
+            print(json.dumps({"rows": out}), flush=True)
+        return 0
+    out, bw = time_rows(rows, dev, name, a.reps, bw, measured_bw)
+    doc.update({"floor_bw_gbs": jnum(bw), "rows": out})
     json.dump(doc, sys.stdout, indent=1)
     sys.stdout.write("\n")
     return 0
