@@ -242,8 +242,22 @@ WICK_BF16 void pack_panel(const uint16_t* src, int64_t lanes, int64_t k, int64_t
 // Measured on the GPU machine's Intel Xeon (family 6 model 207, 16 cores; AMX peak 1024 bf16 flops
 // per cycle per core), same run, against WICK_CPU_ISA=avx512 (widening for OpenBLAS's sgemm):
 // matmul 2048^3 16.8 -> 4.84 ms (3.5 TFLOP/s; torch 5.85 ms in the benchmark run), bmm 4 x
-// (1024x128 @ 128x1024) 1.97 -> 0.55 ms, conv2d N2 C64->64 56x56 3x3 bf16 3.09 -> 0.31 ms. Tile and
-// block sizes are not tuned yet.
+// (1024x128 @ 128x1024) 1.97 -> 0.55 ms, conv2d N2 C64->64 56x56 3x3 bf16 3.09 -> 0.31 ms.
+//   The blocking, measured later (scripts/probes/amx_blocking.cpp: operands packed as here, packing
+// left out, 16 threads, 2048^3 and 512x4096x4096, three lent Xeons of that model): k blocks of 128
+// to 1024 pairs, either loop order inside a block and blocks of 2x16 to 16x4 panels all came out
+// within 4.2-6.0 TFLOP/s, their order changing from run to run; in the library (k blocks of 128,
+// 256, 512 and 1024 pairs, both orders) 2048^3 took 4.3-5.5 ms with every choice. What limits is
+// the tile loads, not the blocking: TDPBF16PS alone ran at its 1024 flops a cycle (2.3-2.4
+// TFLOP/s a core), the 2 x 2 kernel on operands in L1 at 0.6-1.8 TFLOP/s on one core (by machine)
+// and 0.6-0.8 with all 16 cores busy (scripts/probes/amx_kernels.cpp times the kernel's loads and
+// products apart and together). On one machine its four products alone took 27 ns and its
+// four tile loads alone 18, together 82: they wait on each other (a tile, it seems, is loaded only
+// once the products reading its last contents are done). Other orders of the same loads and
+// products, and 1x2, 2x1, 1x3 and 3x1 kernels that load one operand ahead into a spare tile, were
+// faster in some of the probe's cases and slower in others, by up to 2x either way, none in all.
+// Tile rows that straddle two cache lines load 4-5 times slower; every buffer here is 64-byte
+// aligned (scratch) and every tile row starts at a multiple of 64 bytes in it.
 constexpr int kAmxMR = 32;
 constexpr int64_t kAmxPairs = 16;  // k-pairs per tile
 
