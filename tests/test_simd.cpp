@@ -287,18 +287,28 @@ TEST(CpuSimd, RowHelpers) {
       std::vector<float> y(x);
       k.div_f32(y.data(), n, 3.0f);
       for (size_t j = 0; j < y.size(); ++j) EXPECT_EQ(bits(y[j]), bits(x[j] / 3.0f));
-      EXPECT_EQ(bits(k.sumsq16_f32(x.data(), n)), bits(want_sumsq));
-      y = x;
-      k.add_f32(y.data(), n, -1.25f);
-      for (size_t j = 0; j < y.size(); ++j) EXPECT_EQ(bits(y[j]), bits(x[j] - 1.25f));
+      EXPECT_EQ(bits(k.sumsq16_f32(x.data(), n, -0.0f)), bits(want_sumsq));
+      {
+        // With a shift: as the plain sum of squares over the shifted values, stored first.
+        std::vector<float> shifted(x);
+        for (float& v : shifted) v = v + -1.25f;
+        EXPECT_EQ(bits(k.sumsq16_f32(x.data(), n, -1.25f)), bits(base.sumsq16_f32(shifted.data(), n, -0.0f)));
+      }
       for (int mode = 0; mode < 3; ++mode) {  // scale only, scale and weight, scale weight and bias
-        y = x;
-        k.norm_f32(y.data(), n, 0.3f, mode > 0 ? wt.data() : nullptr, mode > 1 ? bs.data() : nullptr);
-        for (size_t j = 0; j < y.size(); ++j) {
-          float v = x[j] * 0.3f;
-          if (mode > 0) v = v * wt[j];
-          if (mode > 1) v = v + bs[j];
-          EXPECT_EQ(bits(y[j]), bits(v)) << "mode " << mode;
+        for (float shift : {-0.0f, 2.5f}) {
+          std::vector<float> out(x.size(), -9.0f);
+          y = x;
+          const float* w = mode > 0 ? wt.data() : nullptr;
+          const float* b = mode > 1 ? bs.data() : nullptr;
+          k.norm_f32(x.data(), out.data(), n, shift, 0.3f, w, b);
+          k.norm_f32(y.data(), y.data(), n, shift, 0.3f, w, b);
+          for (size_t j = 0; j < y.size(); ++j) {
+            float v = (x[j] + shift) * 0.3f;
+            if (mode > 0) v = v * wt[j];
+            if (mode > 1) v = v + bs[j];
+            EXPECT_EQ(bits(out[j]), bits(v)) << "mode " << mode << " shift " << shift;
+            EXPECT_EQ(bits(y[j]), bits(v)) << "in place, mode " << mode << " shift " << shift;
+          }
         }
       }
       if (n > 0) {

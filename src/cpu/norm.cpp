@@ -83,6 +83,20 @@ void normalise_rows(const TensorArg& src, const TensorArg& dst, int64_t cost, F&
                            });
 }
 
+// Runs row(in, out, n) over every last-dim row of src and dst where both are f32 with unit stride
+// along the rows (Note [Softmax rows], Note [Norm rows]); false, running nothing, otherwise.
+template <class F>
+bool direct_f32_rows(const TensorArg& src, const TensorArg& dst, int64_t cost, F&& row) {
+  const int64_t n = src.numel() == 0 ? 0 : src.layout.shape().back();
+  if (src.dtype != DType::F32 || n == 0 || src.layout.strides().back() != 1 || dst.layout.strides().back() != 1)
+    return false;
+  const float* in = src.ptr<float>();
+  float* out = dst.ptr<float>();
+  for_each_last_dim_row<2>(src.shape(), {&src.layout.strides(), &dst.layout.strides()}, n * cost,
+                           [&](const std::array<int64_t, 2>& off) { row(in + off[0], out + off[1], n); });
+  return true;
+}
+
 // Note [Softmax rows]
 // A softmax row of f32 (or of f16 / bf16, widened into the thread's row buffer) takes three passes:
 // the maximum m; exp(x + (-m)) written out while its sum accumulates (simd's exp_sum16_f32, in
@@ -119,22 +133,74 @@ void softmax_row_f32(const float* x, float* out, int64_t n, bool log) {
   for (int64_t i = 0; i < n; ++i) out[i] = (x[i] + -m) - lse;
 }
 
+// Note [Norm rows]
+// rms_norm and layer_norm of an f32 row with unit strides on both sides read src and write dst
+// directly, without the row buffer: the sums of squares take the mean's shift inside simd's
+// sumsq16_f32 ((x + -mean)^2, each step rounded as when x - mean was stored first), and norm_f32
+// writes ((x + shift) * scale) * w + b from src to dst. rms_norm's shift is -0, which changes no
+// value. The values and their order are those of the buffered path, which other dtypes and strides
+// keep (with its buffer as both src and dst).
+
+// The row norm of x into out (which may be x) in f32: rms_norm (rms true; b unused) or layer_norm;
+// w / b null where absent.
+void norm_row_f32(const float* x, float* out, int64_t n, bool rms, double eps, const float* w, const float* b) {
+  const simd::Kernels& k = simd::kernels();
+  if (rms) {
+    k.norm_f32(x, out, n, -0.0f, rms_scale(lane_sum<true>(x, n), n, eps), w, nullptr);
+    return;
+  }
+  // Two passes (mean, then squared deviations): no cancellation when |mean| >> std.
+  const float mean = lane_sum(x, n) / static_cast<float>(n);
+  const float inv = inv_std(lane_sum<true>(x, n, -mean) / static_cast<float>(n), eps);
+  k.norm_f32(x, out, n, -mean, inv, w, b);
+}
+
+// Runs norm_row_f32 over every row: straight from src to dst where both have unit strides along
+// the rows (f32 only), else through normalise_rows' buffer (Note [Norm rows]); the generic loop
+// for f64.
+template <class T>
+void norm_rows(const TensorArg& x, const TensorArg& weight, const TensorArg& bias, const TensorArg& dst, bool rms,
+               double eps) {
+  using C = compute_t<T>;
+  const int64_t n = x.numel() == 0 ? 0 : x.layout.shape().back();
+  const std::vector<C> w = load_param<T, C>(weight, n);
+  const std::vector<C> b = load_param<T, C>(bias, n);
+  const C* wp = w.empty() ? nullptr : w.data();
+  const C* bp = b.empty() ? nullptr : b.data();
+  const int64_t cost = rms ? 3 : 4;
+  if constexpr (std::is_same_v<T, float>) {
+    if (direct_f32_rows(x, dst, cost, [&](const float* in, float* out, int64_t len) {
+          norm_row_f32(in, out, len, rms, eps, wp, bp);
+        }))
+      return;
+  }
+  normalise_rows<T, C>(x, dst, cost, [&](C* v, int64_t len) {
+    if constexpr (std::is_same_v<C, float>) {
+      norm_row_f32(v, v, len, rms, eps, wp, bp);
+    } else if (rms) {
+      const C scale = rms_scale(lane_sum<true>(v, len), len, eps);
+      for (int64_t i = 0; i < len; ++i) v[i] = wp ? v[i] * scale * wp[i] : v[i] * scale;
+    } else {
+      const C mean = lane_sum(v, len) / static_cast<C>(len);
+      for (int64_t i = 0; i < len; ++i) v[i] -= mean;
+      const C inv = inv_std(lane_sum<true>(v, len) / static_cast<C>(len), eps);
+      for (int64_t i = 0; i < len; ++i) v[i] *= inv;
+      if (wp)
+        for (int64_t i = 0; i < len; ++i) v[i] *= wp[i];
+      if (bp)
+        for (int64_t i = 0; i < len; ++i) v[i] += bp[i];
+    }
+  });
+}
+
 }  // namespace
 
 void CpuBackend::softmax(const TensorArg& src, const TensorArg& dst, bool log) {
   dispatch_in<kFloatTypes>(src.dtype, [&]<class T>() {
     using C = compute_t<T>;
-    if constexpr (std::is_same_v<T, float>) {
-      const int64_t n = src.numel() == 0 ? 0 : src.layout.shape().back();
-      if (n > 0 && src.layout.strides().back() == 1 && dst.layout.strides().back() == 1) {
-        const float* in = src.ptr<float>();
-        float* out = dst.ptr<float>();
-        for_each_last_dim_row<2>(
-            src.shape(), {&src.layout.strides(), &dst.layout.strides()}, n * 8,
-            [&](const std::array<int64_t, 2>& off) { softmax_row_f32(in + off[0], out + off[1], n, log); });
-        return;
-      }
-    }
+    if (direct_f32_rows(src, dst, 8,
+                        [log](const float* in, float* out, int64_t n) { softmax_row_f32(in, out, n, log); }))
+      return;
     normalise_rows<T, C>(src, dst, 8, [log](C* x, int64_t n) {
       if constexpr (std::is_same_v<C, float>) {
         softmax_row_f32(x, x, n, log);
@@ -159,49 +225,14 @@ void CpuBackend::softmax(const TensorArg& src, const TensorArg& dst, bool log) {
 }
 
 void CpuBackend::rms_norm(const TensorArg& x, const TensorArg& weight, const TensorArg& dst, double eps) {
-  dispatch_in<kFloatTypes>(x.dtype, [&]<class T>() {
-    using C = compute_t<T>;
-    const int64_t n = x.numel() == 0 ? 0 : x.layout.shape().back();
-    const std::vector<C> w = load_param<T, C>(weight, n);
-    normalise_rows<T, C>(x, dst, 3, [&](C* v, int64_t len) {
-      const C scale = rms_scale(lane_sum<true>(v, len), len, eps);
-      if constexpr (std::is_same_v<C, float>) {
-        simd::kernels().norm_f32(v, len, scale, w.empty() ? nullptr : w.data(), nullptr);
-      } else if (w.empty()) {
-        for (int64_t i = 0; i < len; ++i) v[i] *= scale;
-      } else {
-        for (int64_t i = 0; i < len; ++i) v[i] = v[i] * scale * w[static_cast<size_t>(i)];
-      }
-    });
-  }, "rms_norm");
+  dispatch_in<kFloatTypes>(
+      x.dtype, [&]<class T>() { norm_rows<T>(x, weight, TensorArg(), dst, true, eps); }, "rms_norm");
 }
 
 void CpuBackend::layer_norm(const TensorArg& x, const TensorArg& weight, const TensorArg& bias, const TensorArg& dst,
                             double eps) {
-  dispatch_in<kFloatTypes>(x.dtype, [&]<class T>() {
-    using C = compute_t<T>;
-    const int64_t n = x.numel() == 0 ? 0 : x.layout.shape().back();
-    const std::vector<C> w = load_param<T, C>(weight, n);
-    const std::vector<C> b = load_param<T, C>(bias, n);
-    normalise_rows<T, C>(x, dst, 4, [&](C* v, int64_t len) {
-      // Two passes (mean, then squared deviations): no cancellation when |mean| >> std.
-      const C mean = lane_sum(v, len) / static_cast<C>(len);
-      if constexpr (std::is_same_v<C, float>) {
-        const simd::Kernels& k = simd::kernels();
-        k.add_f32(v, len, -mean);  // x + (-m) is x - m, exactly
-        const C inv = inv_std(lane_sum<true>(v, len) / static_cast<C>(len), eps);
-        k.norm_f32(v, len, inv, w.empty() ? nullptr : w.data(), b.empty() ? nullptr : b.data());
-        return;
-      }
-      for (int64_t i = 0; i < len; ++i) v[i] -= mean;
-      const C inv = inv_std(lane_sum<true>(v, len) / static_cast<C>(len), eps);
-      for (int64_t i = 0; i < len; ++i) v[i] *= inv;
-      if (!w.empty())
-        for (int64_t i = 0; i < len; ++i) v[i] *= w[static_cast<size_t>(i)];
-      if (!b.empty())
-        for (int64_t i = 0; i < len; ++i) v[i] += b[static_cast<size_t>(i)];
-    });
-  }, "layer_norm");
+  dispatch_in<kFloatTypes>(
+      x.dtype, [&]<class T>() { norm_rows<T>(x, weight, bias, dst, false, eps); }, "layer_norm");
 }
 
 }  // namespace wick::cpu

@@ -51,11 +51,12 @@ void for_each_last_dim_row(const Shape& shape, const std::array<const Strides*, 
   });
 }
 
-// Sum of n contiguous values (Sq: of their squares, each rounded to C) in lanes, leaves of kBlock
+// Sum of n contiguous values (Sq: of the squares (p[i] + shift)^2, each sum and square rounded to
+// C; the default shift, -0, changes no value) in lanes, leaves of kBlock
 // added pairwise (see Note [Reduction accumulators] in backend/reduce_math.h). f32 blocks go to
 // simd.h's sum16_f32 / sumsq16_f32, which add in the same order as the loop below.
 template <bool Sq = false, class C>
-C lane_sum(const C* p, int64_t n) {
+C lane_sum(const C* p, int64_t n, C shift = C(-0.0)) {
   constexpr int kL = 16;
   constexpr int64_t kBlock = 2048;
   Pairwise<C> pw;
@@ -64,15 +65,19 @@ C lane_sum(const C* p, int64_t n) {
     const int64_t e = std::min(n, b + kBlock);
     if constexpr (std::is_same_v<C, float>) {
       const simd::Kernels& k = simd::kernels();
-      pw.push(Sq ? k.sumsq16_f32(p + b, e - b) : k.sum16_f32(p + b, e - b), add);
+      pw.push(Sq ? k.sumsq16_f32(p + b, e - b, shift) : k.sum16_f32(p + b, e - b), add);
       continue;
     }
+    auto term = [&](int64_t i) {
+      const C v = p[i] + shift;
+      return Sq ? v * v : p[i];
+    };
     C lane[kL] = {};
     int64_t i = b;
     for (; i + kL <= e; i += kL)
-      for (int l = 0; l < kL; ++l) lane[l] += Sq ? p[i + l] * p[i + l] : p[i + l];
+      for (int l = 0; l < kL; ++l) lane[l] += term(i + l);
     C tail = 0;
-    for (; i < e; ++i) tail += Sq ? p[i] * p[i] : p[i];
+    for (; i < e; ++i) tail += term(i);
     for (int w = kL / 2; w > 0; w /= 2)
       for (int l = 0; l < w; ++l) lane[l] += lane[l + w];
     pw.push(lane[0] + tail, add);

@@ -215,17 +215,29 @@ WICK_INLINE float lanes16_v(int64_t n, Vec16 vec, One one) {
   return lane[0] + tail;
 }
 
-// The sum of x (Sq: of its squares) in lanes16_v's order.
-template <int W, bool Sq>
+// The sum of x in lanes16_v's order.
+template <int W>
 WICK_INLINE float sum16_v(const float* x, int64_t n) {
   using F = typename Vec<W>::F;
   return lanes16_v<W>(
+      n, [x](int64_t i) __attribute__((always_inline)) { return load<F>(x + i); },
+      [x](int64_t i) __attribute__((always_inline)) { return x[i]; });
+}
+
+// The sum of (x[i] + shift)^2 in lanes16_v's order, each sum and square rounded to f32.
+template <int W>
+WICK_INLINE float sumsq16_v(const float* x, int64_t n, float shift) {
+  using F = typename Vec<W>::F;
+  return lanes16_v<W>(
       n,
-      [x](int64_t i) __attribute__((always_inline)) {
-        const F e = load<F>(x + i);
-        return Sq ? e * e : e;
+      [x, shift](int64_t i) __attribute__((always_inline)) {
+        const F e = load<F>(x + i) + shift;
+        return e * e;
       },
-      [x](int64_t i) __attribute__((always_inline)) { return Sq ? x[i] * x[i] : x[i]; });
+      [x, shift](int64_t i) __attribute__((always_inline)) {
+        const float e = x[i] + shift;
+        return e * e;
+      });
 }
 
 // out[i] = exp(in[i] + shift) (exp_v of the f32 sum), returning their sum in sum16_v's order, each
@@ -247,28 +259,20 @@ WICK_INLINE float exp_sum16_v(const float* in, float* out, int64_t n, float shif
 }
 
 template <int W>
-WICK_INLINE void add_v(float* x, int64_t n, float a) {
-  using F = typename Vec<W>::F;
-  int64_t i = 0;
-  for (; i + W <= n; i += W) store(x + i, load<F>(x + i) + a);
-  for (; i < n; ++i) x[i] += a;
-}
-
-template <int W>
-WICK_INLINE void norm_v(float* x, int64_t n, float s, const float* w, const float* b) {
+WICK_INLINE void norm_v(const float* in, float* out, int64_t n, float shift, float s, const float* w, const float* b) {
   using F = typename Vec<W>::F;
   int64_t i = 0;
   for (; i + W <= n; i += W) {
-    F v = load<F>(x + i) * s;
+    F v = (load<F>(in + i) + shift) * s;
     if (w) v = v * load<F>(w + i);
     if (b) v = v + load<F>(b + i);
-    store(x + i, v);
+    store(out + i, v);
   }
   for (; i < n; ++i) {
-    float v = x[i] * s;
+    float v = (in[i] + shift) * s;
     if (w) v = v * w[i];
     if (b) v = v + b[i];
-    x[i] = v;
+    out[i] = v;
   }
 }
 
@@ -538,14 +542,16 @@ struct LoadF16Base {
   ATTR void bf16_to_f32_##suffix(const uint16_t* in, float* out, int64_t n) { bf16_to_f32_v<W>(in, out, n); } \
   ATTR float max_##suffix(const float* x, int64_t n) { return minmax_v<W, true>(x, n); }                    \
   ATTR float min_##suffix(const float* x, int64_t n) { return minmax_v<W, false>(x, n); }                   \
-  ATTR float sum16_##suffix(const float* x, int64_t n) { return sum16_v<W, false>(x, n); }                   \
+  ATTR float sum16_##suffix(const float* x, int64_t n) { return sum16_v<W>(x, n); }                          \
   ATTR float exp_sum16_##suffix(const float* in, float* out, int64_t n, float shift) {                        \
     return exp_sum16_v<W>(in, out, n, shift);                                                                 \
   }                                                                                                           \
   ATTR void div_##suffix(float* x, int64_t n, float d) { div_v<W>(x, n, d); }                                \
-  ATTR float sumsq16_##suffix(const float* x, int64_t n) { return sum16_v<W, true>(x, n); }                  \
-  ATTR void add_##suffix(float* x, int64_t n, float a) { add_v<W>(x, n, a); }                                \
-  ATTR void norm_##suffix(float* x, int64_t n, float s, const float* w, const float* b) { norm_v<W>(x, n, s, w, b); }
+  ATTR float sumsq16_##suffix(const float* x, int64_t n, float shift) { return sumsq16_v<W>(x, n, shift); }  \
+  ATTR void norm_##suffix(const float* in, float* out, int64_t n, float shift, float s, const float* w,       \
+                          const float* b) {                                                                   \
+    norm_v<W>(in, out, n, shift, s, w, b);                                                                    \
+  }
 
 WICK_SIMD_LEVEL(base, 4, )
 
@@ -566,7 +572,7 @@ WICK_DOT(float, f32_base, 4, , LoadF32<4>, ScalarF32)
 
 constexpr Kernels kBase{f32_to_f16_base, f16_to_f32_base, f32_to_bf16_base, bf16_to_f32_base, exp_base, sigmoid_base,
                         silu_base, gelu_base, max_base, min_base, sum16_base, exp_sum16_base, div_base, sumsq16_base,
-                        add_base, norm_base, fill_base, dot_bf16_base, dot_f16_base, dot_f32_base, axpy_bf16_base,
+                        norm_base, fill_base, dot_bf16_base, dot_f16_base, dot_f32_base, axpy_bf16_base,
                         axpy_f16_base, axpy_f32_base};
 
 #ifdef WICK_SIMD_X86
@@ -660,11 +666,11 @@ WICK_DOT(float, f32_avx512, 16, WICK_AVX512, LoadF32<16>, ScalarF32)
 
 constexpr Kernels kAvx2{f32_to_f16_avx2, f16_to_f32_avx2, f32_to_bf16_avx2, bf16_to_f32_avx2, exp_avx2, sigmoid_avx2,
                         silu_avx2, gelu_avx2, max_avx2, min_avx2, sum16_avx2, exp_sum16_avx2, div_avx2, sumsq16_avx2,
-                        add_avx2, norm_avx2, fill_avx2, dot_bf16_avx2, dot_f16_avx2, dot_f32_avx2, axpy_bf16_avx2,
+                        norm_avx2, fill_avx2, dot_bf16_avx2, dot_f16_avx2, dot_f32_avx2, axpy_bf16_avx2,
                         axpy_f16_avx2, axpy_f32_avx2};
 constexpr Kernels kAvx512{f32_to_f16_avx512, f16_to_f32_avx512, f32_to_bf16_avx512, bf16_to_f32_avx512, exp_avx512,
                           sigmoid_avx512, silu_avx512, gelu_avx512, max_avx512, min_avx512, sum16_avx512,
-                          exp_sum16_avx512, div_avx512, sumsq16_avx512, add_avx512, norm_avx512, fill_avx512,
+                          exp_sum16_avx512, div_avx512, sumsq16_avx512, norm_avx512, fill_avx512,
                           dot_bf16_avx512, dot_f16_avx512, dot_f32_avx512, axpy_bf16_avx512, axpy_f16_avx512,
                           axpy_f32_avx512};
 

@@ -60,12 +60,12 @@ struct Kernels {
   float (*sum16_f32)(const float* x, int64_t n);
   float (*exp_sum16_f32)(const float* in, float* out, int64_t n, float shift);
   void (*div_f32)(float* x, int64_t n, float d);
-  // Rows of the norms, in place. sumsq16_f32: as sum16_f32 over the squares x[i] * x[i] (each
-  // rounded to f32). add_f32: x[i] += a. norm_f32: x[i] = x[i] * s, then * w[i] and + b[i] where
-  // w / b are not null, each step rounded (no FMA), as the scalar loops of norm.cpp.
-  float (*sumsq16_f32)(const float* x, int64_t n);
-  void (*add_f32)(float* x, int64_t n, float a);
-  void (*norm_f32)(float* x, int64_t n, float s, const float* w, const float* b);
+  // Rows of the norms. sumsq16_f32: as sum16_f32 over the squares (x[i] + shift)^2 (the sum and
+  // the square each rounded to f32; shift -0.0f leaves every x[i] as it is). norm_f32: out[i] =
+  // (in[i] + shift) * s, then * w[i] and + b[i] where w / b are not null, each step rounded (no
+  // FMA), as the scalar loops of norm.cpp; out may be in.
+  float (*sumsq16_f32)(const float* x, int64_t n, float shift);
+  void (*norm_f32)(const float* in, float* out, int64_t n, float shift, float s, const float* w, const float* b);
   // Writes nbytes bytes at dst (any alignment): byte k gets byte k % 8 of `pattern` as it lies in
   // memory, so an element of 1, 2, 4 or 8 bytes repeated to fill the 8 gives that element
   // repeated. stream: the 64-byte-aligned body goes through non-temporal stores, fenced before
