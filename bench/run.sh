@@ -9,6 +9,8 @@
 #   --cuda        configure with -DWICK_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 (or WICK_CUDA=1)
 #   --no-build    use DIR/wick as it is (a build made elsewhere, e.g. scripts/pack-prebuilt.sh)
 #   --out FILE    also write the table to FILE
+#   --json FILE   also write both sides' rows as JSON: {"wick": ..., "torch": ...} (with --rounds,
+#                 each row keeps every round's time in rounds_ms)
 #   --no-torch    skip PyTorch (the table says so)
 #   --rounds N    alternate wick and torch op by op for N rounds, each row the median of its rounds
 #                 (bench/peers/interleave.py): both sides of a row seconds apart, for machines whose
@@ -24,6 +26,7 @@ build=${WICK_BUILD_DIR:-$root/build}
 py=${PYTHON:-python3}
 cuda=${WICK_CUDA:-0}
 out=""
+json_out=""
 use_torch=1
 build_it=1
 rounds=0
@@ -35,13 +38,14 @@ while [ $# -gt 0 ]; do
     --cuda) cuda=1 ;;
     --build-dir) build=$2; shift ;;
     --out) out=$2; shift ;;
+    --json) json_out=$2; shift ;;
     --no-torch) use_torch=0 ;;
     --no-build) build_it=0 ;;
     --rounds) rounds=$2; shift ;;
     --device) bench_args+=("$1" "$2"); shift ;;
     --op|--reps|--bw) bench_args+=("$1" "$2"); torch_args+=("$1" "$2"); shift ;;
     --quick|--cpu-shapes|--gpu-shapes) bench_args+=("$1") ;;
-    -h|--help) sed -n '2,19p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,21p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "bench/run.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
   esac
   shift
@@ -64,6 +68,15 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+# Writes --json's file from the two sides' documents (torch's may be missing).
+keep_json() {
+  [ -n "$json_out" ] || return 0
+  "$py" -c 'import json, os, sys
+w = json.load(open(sys.argv[1]))
+t = json.load(open(sys.argv[2])) if os.path.exists(sys.argv[2]) else None
+json.dump({"wick": w, "torch": t}, open(sys.argv[3], "w"), indent=1)' "$tmp/wick.json" "$tmp/torch.json" "$json_out"
+}
+
 # ---- interleaved: both sides op by op ----
 if [ "$rounds" -gt 0 ] && [ "$use_torch" = 1 ] && "$py" -c 'import torch' 2>/dev/null; then
   "$py" "$root/bench/peers/interleave.py" --wick "$build/wick" --python "$py" --rounds "$rounds" \
@@ -75,6 +88,7 @@ if [ "$rounds" -gt 0 ] && [ "$use_torch" = 1 ] && "$py" -c 'import torch' 2>/dev
   }
   compare_args=("$tmp/wick.json" "$tmp/torch.json")
   if [ -n "$out" ]; then compare_args+=(--out "$out"); fi
+  keep_json
   "$py" "$root/bench/peers/compare.py" "${compare_args[@]}"
   exit 0
 fi
@@ -110,4 +124,5 @@ else
 fi
 
 if [ -n "$out" ]; then compare_args+=(--out "$out"); fi
+keep_json
 "$py" "$root/bench/peers/compare.py" "${compare_args[@]}"

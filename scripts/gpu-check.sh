@@ -2,8 +2,8 @@
 # The whole GPU run for the lent H100 machine (nvcc, cmake, ninja, 16 cores): build the CUDA backend
 # (or unpack one built elsewhere), run the tests, `wick devices`, `wick check --device cuda`,
 # optionally the benchmark against PyTorch, and compute-sanitizer memcheck over the GPU tests.
-# Every log goes to $OUT (./gpu-out if unset), at most 8 files. Keeps going after a failing step and
-# exits non-zero if any step failed.
+# Every log goes to $OUT (./gpu-out if unset), one file per step (and bench-cpu.json: every round
+# of the CPU table). Keeps going after a failing step and exits non-zero if any step failed.
 #
 # environment:
 #   PREBUILT=FILE   a tarball from scripts/pack-prebuilt.sh: skip the build (saves the device
@@ -91,7 +91,9 @@ tail -5 "$OUT/check.log"
 for d in ${BENCH:-}; do
   # The CPU's speed drifts between phases of a run: there both sides alternate op by op (--rounds).
   rounds=()
-  if [ "$d" = cpu ] && [ "${CPU_ROUNDS:-3}" -gt 0 ]; then rounds=(--rounds "${CPU_ROUNDS:-3}"); fi
+  if [ "$d" = cpu ] && [ "${CPU_ROUNDS:-3}" -gt 0 ]; then
+    rounds=(--rounds "${CPU_ROUNDS:-3}" --json "$OUT/bench-cpu.json")  # every round's times
+  fi
   step "bench-$d" 450 bench/run.sh --no-build --build-dir "$BUILD" --device "$d" ${rounds[@]+"${rounds[@]}"} ${BENCH_ARGS:-}
 done
 if [ "${MEMCHECK:-1}" = 1 ] && command -v compute-sanitizer >/dev/null 2>&1; then
