@@ -219,19 +219,20 @@ BlockSplit split_runs(int64_t lanes, int64_t len, int64_t widest, int64_t narrow
   return {ceil_div(len, width), width};
 }
 
-// Calls body(u, buf) for every block u in [0, blocks), spread over the threads; buf is the calling
-// thread's buffer of buf_elems elements (null when buf_elems is 0), taken from one allocation
-// (parallel_for makes at most min(threads, blocks) calls of its body). Fewer than kSmallGemm /
-// block_flops blocks run on one thread (whose BLAS calls may then use the others).
+// Calls body(u, buf) for every block u in [0, blocks), handed out to the threads one at a time
+// (Note [Dynamic blocks]); buf is the calling thread's buffer of buf_elems elements (null when
+// buf_elems is 0), taken from one allocation (parallel_blocks makes at most min(threads, blocks)
+// calls of its body). Fewer than two kSmallGemm / block_flops blocks run on one thread (whose BLAS
+// calls may then use the others).
 template <class A, class F>
 void for_each_block(int64_t blocks, double block_flops, int64_t buf_elems, F&& body) {
   const int64_t slots = buf_elems > 0 ? std::min<int64_t>(num_threads(), blocks) : 0;
   const Scratch<A> bufs = scratch<A>(slots * buf_elems);
   std::atomic<int64_t> next_slot{0};
   const int64_t grain = std::max<int64_t>(1, static_cast<int64_t>(kSmallGemm / std::max(block_flops, 1.0)));
-  parallel_for(blocks, grain, [&](int64_t u0, int64_t u1) {
+  parallel_blocks(blocks, grain, [&](auto&& next) {
     A* buf = buf_elems > 0 ? bufs.get() + next_slot.fetch_add(1) * buf_elems : nullptr;
-    for (int64_t u = u0; u < u1; ++u) body(u, buf);
+    for (int64_t u = next(); u >= 0; u = next()) body(u, buf);
   });
 }
 

@@ -462,7 +462,7 @@ void gemm_bf16(int64_t count, const std::function<Bf16Gemm(int64_t)>& product, s
     const int64_t per_thread = own_b && mpan == 1 ? 1 : 4;
     while (ncp > 1 && nprod * mblocks * ((npan + ncp - 1) / ncp) < per_thread * num_threads()) ncp = (ncp + 1) / 2;
     const int64_t nblocks = (npan + ncp - 1) / ncp;
-    parallel_for(nprod * mblocks * nblocks, 1, [&](int64_t t0, int64_t t1) {
+    parallel_blocks(nprod * mblocks * nblocks, 1, [&](auto&& next) {  // Note [Dynamic blocks]
       // A tile's sums: on the stack for a single k block, else in the block's place in `sums`.
       alignas(64) float one_tile[kAmxMR * kNR];
       const int64_t ldc = nkc == 1 ? kNR : std::min(ncp, npan) * kNR;
@@ -470,7 +470,7 @@ void gemm_bf16(int64_t count, const std::function<Bf16Gemm(int64_t)>& product, s
       // The block's column panels of b for one k block, where the block packs them.
       const Scratch<uint16_t> bk = own_b ? scratch<uint16_t>(std::min(ncp, npan) * kcp * 2 * kNR) : Scratch<uint16_t>();
       if (sch.tiles) tiles_begin();
-      for (int64_t t = t0; t < t1; ++t) {
+      for (int64_t t = next(); t >= 0; t = next()) {
         const int64_t gi = t / (mblocks * nblocks), mb = t / nblocks % mblocks, nbk = t % nblocks;
         const MatRef<bf16>& c = g.cs[static_cast<size_t>(gi)];
         const uint16_t* a = pa + g.a_slot[static_cast<size_t>(gi)] * a_elems;
