@@ -89,6 +89,9 @@ void parallel_for(int64_t n, int64_t grain, F&& fn) {
 // runs each of the old (parallel_for) and new binaries, alternating: bf16 matmul 2048^3 median
 // 4.36 -> 3.81 ms (3.44-5.08 against 3.75-6.32), bmm 0.26 -> 0.25 ms; the convolutions did not
 // move, as their blocks come one per thread (Note [CPU conv blocks]) and there is nothing to take.
+// Cutting them into 2 or 4 blocks per thread did not help (conv_transpose2d 0.69-0.81 -> 0.98-1.05
+// ms at 4), nor did the f32 GEMM of 2048^3 in 1, 2 or 4 blocks per thread handed out this way in
+// place of OpenBLAS's own threads (14.1-18.1 ms against 16.2-17.0 in the same runs).
 
 // Runs body(next) on the threads of a team, where next() returns blocks of 0..n-1, each to exactly
 // one caller, then -1 (Note [Dynamic blocks]): body sets up what its thread needs and loops over
