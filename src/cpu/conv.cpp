@@ -219,7 +219,7 @@ BlockSplit split_runs(int64_t lanes, int64_t len, int64_t widest, int64_t narrow
   return {ceil_div(len, width), width};
 }
 
-// Calls body(u, buf) for every block u in [0, blocks), handed out to the threads one at a time
+// Calls body(u, buf) for every block u in [0, blocks), spread over the threads by parallel_blocks
 // (Note [Dynamic blocks]); buf is the calling thread's buffer of buf_elems elements (null when
 // buf_elems is 0), taken from one allocation (parallel_blocks makes at most min(threads, blocks)
 // calls of its body). Fewer than two kSmallGemm / block_flops blocks run on one thread (whose BLAS

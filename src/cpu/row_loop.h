@@ -52,9 +52,9 @@ void for_each_last_dim_row(const Shape& shape, const std::array<const Strides*, 
 }
 
 // Sum of n contiguous values (Sq: of the squares (p[i] + shift)^2, each sum and square rounded to
-// C; the default shift, -0, changes no value) in lanes, leaves of kBlock
-// added pairwise (see Note [Reduction accumulators] in backend/reduce_math.h). f32 blocks go to
-// simd.h's sum16_f32 / sumsq16_f32, which add in the same order as the loop below.
+// C; the default shift, -0, changes no value) in lanes, leaves of kBlock added pairwise (see Note
+// [Reduction accumulators] in backend/reduce_math.h). f32 blocks go to simd.h's sum16_f32 /
+// sumsq16_f32, which add in the same order as the loop below.
 template <bool Sq = false, class C>
 C lane_sum(const C* p, int64_t n, C shift = C(-0.0)) {
   constexpr int kL = 16;
