@@ -77,8 +77,8 @@ t = json.load(open(sys.argv[2])) if os.path.exists(sys.argv[2]) else None
 json.dump({"wick": w, "torch": t}, open(sys.argv[3], "w"), indent=1)' "$tmp/wick.json" "$tmp/torch.json" "$json_out"
 }
 
-# ---- interleaved: both sides op by op ----
 if [ "$rounds" -gt 0 ] && [ "$use_torch" = 1 ] && "$py" -c 'import torch' 2>/dev/null; then
+  # ---- interleaved: both sides op by op ----
   "$py" "$root/bench/peers/interleave.py" --wick "$build/wick" --python "$py" --rounds "$rounds" \
     --wick-out "$tmp/wick.json" --torch-out "$tmp/torch.json" "${bench_args[@]}" 2>"$tmp/interleave.log" || {
     rc=$?
@@ -87,40 +87,36 @@ if [ "$rounds" -gt 0 ] && [ "$use_torch" = 1 ] && "$py" -c 'import torch' 2>/dev
     exit 1
   }
   compare_args=("$tmp/wick.json" "$tmp/torch.json")
-  if [ -n "$out" ]; then compare_args+=(--out "$out"); fi
-  keep_json
-  "$py" "$root/bench/peers/compare.py" "${compare_args[@]}"
-  exit 0
-fi
-
-# ---- wick ----
-wick_rc=0
-"$build/wick" bench --json "${bench_args[@]}" >"$tmp/wick.json" || wick_rc=$?
-if ! "$py" -c 'import json, sys; json.load(open(sys.argv[1]))' "$tmp/wick.json" 2>/dev/null; then
-  echo "bench/run.sh: wick bench failed (exit $wick_rc) without JSON output" >&2
-  exit 1
-fi
-# exit 1 with JSON = some rows raised errors; the table lists them.
-read -r device shapes < <("$py" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["device"], d["shapes"])' "$tmp/wick.json")
-case "$shapes" in
-  quick) shape_flag=--quick ;;
-  cpu) shape_flag=--cpu-shapes ;;
-  *) shape_flag=--gpu-shapes ;;
-esac
-
-# ---- torch, same device and shapes ----
-compare_args=("$tmp/wick.json")
-if [ "$use_torch" = 0 ]; then
-  compare_args+=(--torch-missing "torch not run (--no-torch)")
-elif ! "$py" -c 'import torch' 2>/dev/null; then
-  compare_args+=(--torch-missing "torch not found ($py cannot import torch)")
-elif "$py" "$root/bench/peers/torch_bench.py" --device "$device" "$shape_flag" "${torch_args[@]}" \
-    >"$tmp/torch.json" 2>"$tmp/torch.log"; then
-  compare_args+=("$tmp/torch.json")
 else
-  rc=$?
-  tail -n 20 "$tmp/torch.log" >&2
-  compare_args+=(--torch-missing "torch_bench.py failed (exit $rc; its log tail is on stderr)")
+  # ---- wick ----
+  wick_rc=0
+  "$build/wick" bench --json "${bench_args[@]}" >"$tmp/wick.json" || wick_rc=$?
+  if ! "$py" -c 'import json, sys; json.load(open(sys.argv[1]))' "$tmp/wick.json" 2>/dev/null; then
+    echo "bench/run.sh: wick bench failed (exit $wick_rc) without JSON output" >&2
+    exit 1
+  fi
+  # exit 1 with JSON = some rows raised errors; the table lists them.
+  read -r device shapes < <("$py" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["device"], d["shapes"])' "$tmp/wick.json")
+  case "$shapes" in
+    quick) shape_flag=--quick ;;
+    cpu) shape_flag=--cpu-shapes ;;
+    *) shape_flag=--gpu-shapes ;;
+  esac
+
+  # ---- torch, same device and shapes ----
+  compare_args=("$tmp/wick.json")
+  if [ "$use_torch" = 0 ]; then
+    compare_args+=(--torch-missing "torch not run (--no-torch)")
+  elif ! "$py" -c 'import torch' 2>/dev/null; then
+    compare_args+=(--torch-missing "torch not found ($py cannot import torch)")
+  elif "$py" "$root/bench/peers/torch_bench.py" --device "$device" "$shape_flag" "${torch_args[@]}" \
+      >"$tmp/torch.json" 2>"$tmp/torch.log"; then
+    compare_args+=("$tmp/torch.json")
+  else
+    rc=$?
+    tail -n 20 "$tmp/torch.log" >&2
+    compare_args+=(--torch-missing "torch_bench.py failed (exit $rc; its log tail is on stderr)")
+  fi
 fi
 
 if [ -n "$out" ]; then compare_args+=(--out "$out"); fi

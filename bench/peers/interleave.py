@@ -76,16 +76,16 @@ def main(argv=None):
     if a.rounds < 1:
         ap.error("--rounds must be >= 1")
 
-    common = []
-    if a.device:
-        common += ["--device", a.device]
+    common = []  # to both sides; wick also gets the device as asked, torch the one wick's listing names
     if a.reps:
         common += ["--reps", a.reps]
     if a.bw:
         common += ["--bw", a.bw]
     if a.shapes:
         common.append(a.shapes)
-    listing = json.loads(subprocess.run([a.wick, "bench", "--json", "--list", *common, *sum((["--op", o] for o in a.op), [])],
+    wick_common = (["--device", a.device] if a.device else []) + common
+    listing = json.loads(subprocess.run([a.wick, "bench", "--json", "--list", *wick_common,
+                                         *sum((["--op", o] for o in a.op), [])],
                                         check=True, capture_output=True, text=True).stdout)
     ops = []
     for r in listing["rows"]:
@@ -95,8 +95,9 @@ def main(argv=None):
     shape_flag = {"quick": "--quick", "cpu": "--cpu-shapes"}.get(listing["shapes"], "--gpu-shapes")
     if not a.shapes:
         common.append(shape_flag)
+        wick_common.append(shape_flag)
     torch_cmd = [a.python, os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_bench.py"), "--serve",
-                 "--device", listing["device"], *[c for c in common if c not in ("--device", a.device)]]
+                 "--device", listing["device"], *common]
     torch_proc = subprocess.Popen(torch_cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     torch_doc = json.loads(torch_proc.stdout.readline())
 
@@ -104,7 +105,7 @@ def main(argv=None):
 
     def run_wick(op):
         nonlocal wick_doc
-        p = subprocess.run([a.wick, "bench", "--json", "--op", op, *common], capture_output=True, text=True)
+        p = subprocess.run([a.wick, "bench", "--json", "--op", op, *wick_common], capture_output=True, text=True)
         doc = json.loads(p.stdout)  # exit 1 with JSON: a row raised an error, which the row says
         wick_doc = wick_doc or doc
         wick_groups.append([r for r in doc["rows"] if r["op"] == op])

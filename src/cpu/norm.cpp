@@ -4,7 +4,6 @@
 // floats and f32, f64 for f64), normalised there and rounded once on store. The buffer makes the
 // strided case (softmax over a leading dim arrives as a transposed view) the same code as the
 // contiguous one, and the loops over it vectorise.
-#include <algorithm>
 #include <cmath>
 #include <type_traits>
 #include <vector>
@@ -108,13 +107,8 @@ bool direct_f32_rows(const TensorArg& src, const TensorArg& dst, int64_t cost, F
 
 // The sum of exp(x[i] + shift), each written to out[i] (out may be x), in lane_sum's order.
 float exp_lane_sum(const float* x, float* out, int64_t n, float shift) {
-  constexpr int64_t kBlock = 2048;  // lane_sum's
-  Pairwise<float> pw;
-  auto add = [](float a, float b) { return a + b; };
   const simd::Kernels& k = simd::kernels();
-  for (int64_t b = 0; b < n; b += kBlock)
-    pw.push(k.exp_sum16_f32(x + b, out + b, std::min(n, b + kBlock) - b, shift), add);
-  return pw.result(0.0f, add);
+  return leaf_sum<float>(n, [&](int64_t b, int64_t e) { return k.exp_sum16_f32(x + b, out + b, e - b, shift); });
 }
 
 // softmax (or log_softmax) of the f32 row x into out (which may be x): see Note [Softmax rows].

@@ -45,16 +45,22 @@ inline bool in_parallel() {
 // widening path alike. OpenBLAS chooses its regions' thread counts itself; at those shapes it took
 // the whole team.
 
+// How many threads share n items of which `grain` are worth a thread's start-up cost: at most one
+// per grain and per thread; 1 (run inline) inside a parallel region or without OpenMP.
+inline int64_t chunk_count(int64_t n, int64_t grain) {
+  if (in_parallel()) return 1;
+  return std::min<int64_t>(num_threads(), std::max<int64_t>(1, n / std::max<int64_t>(grain, 1)));
+}
+
 // Calls fn(begin, end) on disjoint chunks covering [0, n), at most one per thread. Runs inline
-// when n is below `grain` (elements worth less than a thread's start-up cost) or when already
-// inside a parallel region.
+// when n is below two `grain`s (elements worth less than a thread's start-up cost) or when already
+// inside a parallel region (chunk_count).
 template <class F>
 void parallel_for(int64_t n, int64_t grain, F&& fn) {
   if (n <= 0) return;
 #ifdef _OPENMP
-  const int64_t max_chunks = std::max<int64_t>(1, n / std::max<int64_t>(grain, 1));
-  const int64_t chunks = std::min<int64_t>(num_threads(), max_chunks);
-  if (chunks <= 1 || in_parallel()) {
+  const int64_t chunks = chunk_count(n, grain);
+  if (chunks <= 1) {
     fn(int64_t{0}, n);
     return;
   }
@@ -95,8 +101,9 @@ void parallel_for(int64_t n, int64_t grain, F&& fn) {
 
 // Runs body(next) on the threads of a team, where next() returns blocks of 0..n-1, each to exactly
 // one caller, then -1 (Note [Dynamic blocks]): body sets up what its thread needs and loops over
-// next(). Runs inline (one call, every block in order) when n is below two `grain`s or already
-// inside a parallel region. Threads beyond the first n do not call body.
+// next(). Shares and threads as parallel_for's chunks (chunk_count): inline (one call, every block
+// in order) when n is below two `grain`s or already inside a parallel region. Threads beyond the
+// chunk count do not call body.
 template <class F>
 void parallel_blocks(int64_t n, int64_t grain, F&& body) {
   if (n <= 0) return;
@@ -116,8 +123,7 @@ void parallel_blocks(int64_t n, int64_t grain, F&& body) {
     body(next);
   };
 #ifdef _OPENMP
-  if (n >= 2 * std::max<int64_t>(grain, 1) && num_threads() > 1 && !in_parallel()) {
-    const int64_t nt = std::min<int64_t>(num_threads(), n);
+  if (const int64_t nt = chunk_count(n, grain); nt > 1) {
     std::unique_ptr<Share[]> shares(new Share[static_cast<size_t>(nt)]);
     for (int64_t r = 0; r < nt; ++r) shares[r].next.store(n * r / nt, std::memory_order_relaxed);
 #pragma omp parallel  // the whole team (Note [One team size])

@@ -51,38 +51,50 @@ void for_each_last_dim_row(const Shape& shape, const std::array<const Strides*, 
   });
 }
 
+// Values per leaf of lane_sum and of the sums that follow its order (softmax's exp_lane_sum).
+inline constexpr int64_t kLaneBlock = 2048;
+
+// The sum over [0, n) cut into leaves of kLaneBlock, block(b, e) giving leaf [b, e)'s sum, the
+// leaves added pairwise (see Note [Reduction accumulators] in backend/reduce_math.h).
+template <class C, class F>
+C leaf_sum(int64_t n, F&& block) {
+  Pairwise<C> pw;
+  auto add = [](C a, C b) { return a + b; };
+  for (int64_t b = 0; b < n; b += kLaneBlock) pw.push(block(b, std::min(n, b + kLaneBlock)), add);
+  return pw.result(C(0), add);
+}
+
 // Sum of n contiguous values (Sq: of the squares (p[i] + shift)^2, each sum and square rounded to
-// C; the default shift, -0, changes no value) in lanes, leaves of kBlock added pairwise (see Note
-// [Reduction accumulators] in backend/reduce_math.h). f32 blocks go to simd.h's sum16_f32 /
-// sumsq16_f32, which add in the same order as the loop below.
+// C; the default shift, -0, changes no value) in lanes, leaves of kLaneBlock added pairwise
+// (leaf_sum). f32 leaves go to simd.h's sum16_f32 / sumsq16_f32, which add in the same order as
+// the loop below.
 template <bool Sq = false, class C>
 C lane_sum(const C* p, int64_t n, C shift = C(-0.0)) {
   constexpr int kL = 16;
-  constexpr int64_t kBlock = 2048;
-  Pairwise<C> pw;
-  auto add = [](C a, C b) { return a + b; };
-  for (int64_t b = 0; b < n; b += kBlock) {
-    const int64_t e = std::min(n, b + kBlock);
+  auto term = [&](int64_t i) {
+    if constexpr (Sq) {
+      const C v = p[i] + shift;
+      return v * v;
+    } else {
+      return p[i];
+    }
+  };
+  return leaf_sum<C>(n, [&](int64_t b, int64_t e) -> C {
     if constexpr (std::is_same_v<C, float>) {
       const simd::Kernels& k = simd::kernels();
-      pw.push(Sq ? k.sumsq16_f32(p + b, e - b, shift) : k.sum16_f32(p + b, e - b), add);
-      continue;
+      return Sq ? k.sumsq16_f32(p + b, e - b, shift) : k.sum16_f32(p + b, e - b);
+    } else {
+      C lane[kL] = {};
+      int64_t i = b;
+      for (; i + kL <= e; i += kL)
+        for (int l = 0; l < kL; ++l) lane[l] += term(i + l);
+      C tail = 0;
+      for (; i < e; ++i) tail += term(i);
+      for (int w = kL / 2; w > 0; w /= 2)
+        for (int l = 0; l < w; ++l) lane[l] += lane[l + w];
+      return lane[0] + tail;
     }
-    auto term = [&](int64_t i) {
-      const C v = p[i] + shift;
-      return Sq ? v * v : p[i];
-    };
-    C lane[kL] = {};
-    int64_t i = b;
-    for (; i + kL <= e; i += kL)
-      for (int l = 0; l < kL; ++l) lane[l] += term(i + l);
-    C tail = 0;
-    for (; i < e; ++i) tail += term(i);
-    for (int w = kL / 2; w > 0; w /= 2)
-      for (int l = 0; l < w; ++l) lane[l] += lane[l + w];
-    pw.push(lane[0] + tail, add);
-  }
-  return pw.result(C(0), add);
+  });
 }
 
 }  // namespace wick::cpu
