@@ -436,6 +436,45 @@ TEST_P(Reduce, SortMatchesTheReferenceOnManyRowLengths) {
   for (bool desc : {false, true}) EXPECT_EQ(x.argsort(0, desc).to_vector<int64_t>(), ref_order(back, desc)) << desc;
 }
 
+// Rows of up to 32768 on a GPU with more rows than multiprocessors take the one-block radix sort
+// (Note [GPU radix sort]): row lengths that fill its blocks exactly and that pad them, every dtype
+// with 32-bit keys, NaN payloads, zeros of both signs and few distinct keys (stability).
+TEST_P(Reduce, SortOfManyRowsOfOneBlock) {
+  const Device d = GetParam();
+  const int64_t rows = d.is_cpu() ? 3 : d.info().multiprocessors + 3;
+  uint32_t seed = 777;
+  auto next = [&seed]() {
+    seed = seed * 1664525u + 1013904223u;
+    return seed >> 8;
+  };
+  const float fpool[] = {kNaNf, -0.f, 0.f, 1.5f, -1.5f, kInf, -kInf, -kNaNf};
+  for (int64_t n : {4097, 20000, 32768}) {
+    const auto size = static_cast<size_t>(rows * n);
+    std::vector<float> few(size), bits(size);
+    std::vector<uint32_t> u32(size);
+    std::vector<uint8_t> u8(size);
+    std::vector<bf16> hb(size);
+    std::vector<f16> hh(size);
+    std::vector<f8e4m3> h8(size);
+    for (size_t k = 0; k < size; ++k) {
+      few[k] = fpool[next() % std::size(fpool)];
+      u32[k] = next() << 8 ^ next();
+      bits[k] = std::bit_cast<float>(u32[k]);
+      u8[k] = static_cast<uint8_t>(next());
+      hb[k] = bf16::from_bits(static_cast<uint16_t>(next() >> 8));
+      hh[k] = f16::from_bits(static_cast<uint16_t>(next() >> 8));
+      h8[k] = f8e4m3::from_bits(static_cast<uint8_t>(next() >> 16));
+    }
+    expect_sorts_like_reference(d, few, rows, n);
+    expect_sorts_like_reference(d, bits, rows, n);
+    expect_sorts_like_reference(d, u32, rows, n);
+    expect_sorts_like_reference(d, u8, rows, n);
+    expect_sorts_like_reference(d, hb, rows, n);
+    expect_sorts_like_reference(d, hh, rows, n);
+    expect_sorts_like_reference(d, h8, rows, n);
+  }
+}
+
 // One row of over 500 tiles of the GPU's long-row radix sort, whose scan runs in many chunks, the
 // last one partial (Note [GPU long-row radix sort]): 32-bit and 64-bit keys, and f16 (three
 // passes, Note [GPU sort key digits]), with ties.

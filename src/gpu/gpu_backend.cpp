@@ -43,7 +43,8 @@ std::string GpuBackend::location() const {
 
 kern::LaunchCtx GpuBackend::enter(const char* op) const {
   gpu::set_device(ordinal_);
-  return kern::LaunchCtx{stream_.native(), props_.multiprocessors, ordinal_, op, props_.shared_per_block_optin};
+  return kern::LaunchCtx{stream_.native(), props_.multiprocessors, ordinal_, op, props_.shared_per_block_optin,
+                         props_.warp_size};
 }
 
 DeviceInfo GpuBackend::info() const {

@@ -14,6 +14,7 @@ struct LaunchCtx {
   int device = 0;
   const char* op = "launch";             // for error messages
   int64_t shared_per_block = 48 * 1024;  // DeviceProperties::shared_per_block_optin
+  int warp_size = 32;                    // DeviceProperties::warp_size
 };
 
 // creation.cu

@@ -19,25 +19,37 @@
 //
 // Note [GPU radix sort]
 // Rows longer than one bitonic tile, with 32-bit keys (every dtype but f64 and i64) and short enough
-// for the block's shared memory (up to 32768 f32 elements in 208 KB, with the opt-in above 48 KB of
-// gpu::allow_dynamic_shared), are sorted by one block per row instead: an LSD radix sort of 8-bit
+// for the block's shared memory (up to 32768 elements in 224 KB, with the opt-in above 48 KB of
+// gpu::allow_dynamic_shared), are sorted by one block per row instead: an LSD radix sort of 4-bit
 // digits over the keys, stable by construction, so the result is the unique order of the pairs
-// (key, index) again. Shared memory holds the row's source elements (`vals`: keys are computed from
-// them when needed, and the values come out bit for bit, -0 and NaN payloads included) and the
-// permutation `perm` (u16 positions). Positions n..npad-1 pad the row to whole warps with the
-// largest key; they sort after every element (their positions are larger). A pass over one digit:
-//   1. warp w owns positions [w*C, (w+1)*C) (C = items * warp size) and reads them lane by lane, in
-//      order; 8 ballots give the lanes holding the same digit, hence each element's rank among the
-//      warp's elements of its digit so far (cnt[w][digit] counts them). Its source position and that
-//      rank stay in a register.
-//   2. an exclusive scan of cnt over (digit, warp), in that order, turns cnt[w][d] into the position
-//      of warp w's first element of digit d.
-//   3. each element goes to perm[cnt[w][digit] + rank]: equal digits keep their order, since earlier
-//      warps and earlier lanes come first.
+// (key, index) again. The block has a thread per 32 positions (kRowItems), whole warps of them;
+// positions n..npad-1 pad the row with the largest key and sort after every element. Shared
+// memory holds the row's keys by source position (`keys`, computed once), the permutation `perm`
+// (u16 source positions in the current order) and, per thread, a column of 8 counter words whose
+// low and high halves count digits d and d + 8. A pass over one digit:
+//   1. thread t owns positions [32t, 32t + 32) of the current order and walks them in order,
+//      counting each element's digit in its own column: the count before it is its rank among the
+//      thread's elements of that digit. Position, digit and rank stay in a register.
+//   2. an exclusive scan of the counter words in (word, thread) order turns each half into the
+//      position of thread t's first element of its digit among the digits of that half; the high
+//      halves' digits then start after every low-half digit (low_total).
+//   3. each element goes to perm[that first position + its rank]: equal digits keep their order,
+//      since earlier threads and earlier positions of a thread come first.
 // perm is rewritten in place: every read of a pass ends (barrier) before its first write, the pass's
-// elements waiting in registers. One row costs up to 4 passes (Note [GPU sort key digits]) of a few
-// dozen instructions per element on chip; the memory traffic is the floor: the row read once,
-// values and indices written once.
+// elements waiting in registers. The values come out of the keys (value_of_key) except for the
+// keys that do not determine them, a float zero (either sign) and NaN (any payload), which are read
+// from src again, so they come out bit for bit. The keys array is swizzled (row_slot) so that the
+// first pass's reads, 32 threads at a stride of 32 positions, fall in distinct banks.
+//
+// On the H100, 4096 rows of 32768 f32 (scripts/probes/sort_rows.cu, the same scheme alone): this
+// sort 3.10 ms, 8 passes. The one before it ranked 8-bit digits per warp with 8 ballots per
+// element, counters per (warp, digit), and kept the values rather than the keys: 4 passes, 3.80 ms,
+// with twice the instructions per pass of this one (240 against 187 million issued, ncu, on 528
+// rows). __match_any_sync in place of the ballots was slower (4.70 ms); so were 512 threads of 64
+// positions with 5-bit digits (3.85 ms, 7 passes). This one is bound by shared memory: 71% of
+// L1's throughput, each element costing a random key read, a counter read and write, a random u16
+// write to perm and a share of the vector reads of perm per pass. The memory traffic is the floor:
+// the row read once, values and indices written once.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -102,28 +114,34 @@ __device__ __forceinline__ sort_key_t<T> sort_key(T x, bool descending) {
 }
 
 // Note [GPU sort key digits]
-// The radix sorts pass over the key's 8-bit digits from the lowest; a pass over a digit that is, in
-// every key, the same function of the digits above it changes nothing (pairs equal in the higher
-// digits are then equal in all, and each pass is stable), so the sorts start at the lowest digit
-// that is not. A 16- or 8-bit float widened to f32 leaves the low mantissa bits of the f32 zero
-// (bf16: 16, f16: 13, f8e4m3: 20 bits, subnormals included), so in the key they are all zero for
-// a positive number and all one for a negative one or NaN (whose key is all ones), and descending
-// complements them with the rest: for a key, a function of its sign bit. bf16 and f8e4m3 sorts
-// thus take 2 passes, f16 3, u8 1 (its key is one byte), f32 and u32 4, f64 and i64 8.
+// The radix sorts pass over the key's digits from the lowest (8-bit digits in the long-row sort,
+// 4-bit ones in the one-block sort); a pass over a digit that is, in every key, the same function
+// of the digits above it changes nothing (pairs equal in the higher digits are then equal in all,
+// and each pass is stable), so the sorts start at the lowest digit that is not. A 16- or 8-bit
+// float widened to f32 leaves the low mantissa bits of the f32 zero (bf16: 16, f16: 13, f8e4m3: 20
+// bits, subnormals included), so in the key they are all zero for a positive number and all one
+// for a negative one or NaN (whose key is all ones), and descending complements them with the
+// rest: for a key, a function of its sign bit. The sorts thus start at bit first_key_bit rounded
+// down to their digit: with 8-bit digits bf16 and f8e4m3 take 2 passes, f16 3, u8 1 (its key is
+// one byte), f32 and u32 4, f64 and i64 8; with 4-bit digits f8e4m3 takes 3, bf16 4, f16 5, u8 2,
+// f32 and u32 8.
 template <class T>
-constexpr int first_key_digit() {
-  if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f8e4m3>)
-    return 2;
+constexpr int first_key_bit() {
+  if constexpr (std::is_same_v<T, f8e4m3>)
+    return 20;
+  else if constexpr (std::is_same_v<T, bf16>)
+    return 16;
   else if constexpr (std::is_same_v<T, f16>)
-    return 1;
+    return 13;
   else
     return 0;
 }
 
+// The key's bits: 8 for a one-byte integer, else the key type's.
 template <class T>
-constexpr int key_digit_end() {
+constexpr int key_bits() {
   using V = cmp_t<T>;
-  return std::is_integral_v<V> && sizeof(V) == 1 ? 1 : static_cast<int>(sizeof(sort_key_t<T>));
+  return std::is_integral_v<V> && sizeof(V) == 1 ? 8 : 8 * static_cast<int>(sizeof(sort_key_t<T>));
 }
 
 // Whether pair (ka, ia) sorts before (kb, ib).
@@ -312,13 +330,9 @@ __global__ void __launch_bounds__(kSortThreads)
   }
 }
 
-constexpr int kRadixThreads = 1024;
-constexpr int kRadixItems = 32;  // most positions per thread (registers of step 1 to step 3)
 constexpr int kDigits = 256;
-// cnt (u16, for up to kRadixThreads / 32 warps) and the scan's warp sums; vals follows.
-constexpr int kRadixCountBytes = kRadixThreads / 32 * kDigits * 2 + kDigits / 32 * 4;
 
-// Step 1 of Note [GPU radix sort] for one element per lane: the lane's rank among the warp's
+// For one element per lane (Note [GPU long-row radix sort], step 3): the lane's rank among the warp's
 // elements of digit d so far, counted in the warp's counters cnt (one per digit), which it
 // advances by the warp's elements of d. Lanes with !valid take no part; every lane calls it.
 __device__ __forceinline__ uint32_t warp_digit_rank(uint16_t* cnt, uint32_t d, bool valid) {
@@ -338,85 +352,132 @@ __device__ __forceinline__ uint32_t warp_digit_rank(uint16_t* cnt, uint32_t d, b
   return before + static_cast<uint32_t>(gpu::popc(peers & below));
 }
 
-// Key of position i of a row of n (padding past n: the largest key).
+constexpr int kRowItems = 32;                  // positions per thread of the one-block radix sort
+constexpr int kRowBits = 4;                    // its digits
+constexpr int kRowRows = 1 << (kRowBits - 1);  // its counter words per thread: two digits each
+constexpr int kRowMaxThreads = 1024;
+static_assert(kRowItems % 8 == 0 && kRowRows % 4 == 0, "radix_sort_kernel reads perm and cnt 16 bytes at a time");
+
+// Where position p of a row lives in the one-block sort's key array: each run of 32 positions
+// rotated by its run number, so that 32 threads reading one position of their own runs hit 32
+// banks (Note [GPU radix sort]).
+__device__ __forceinline__ uint32_t row_slot(uint32_t p) { return p ^ ((p >> 5) & 31u); }
+
+// The element whose key is k, where the key determines it: not for a float +0 key (either zero)
+// or the NaN key (any payload), for which it returns false.
 template <class T>
-__device__ __forceinline__ uint32_t radix_key(const T* vals, uint32_t i, uint32_t n, bool descending) {
-  return i < n ? sort_key(vals[i], descending) : ~uint32_t{0};
+__device__ __forceinline__ bool value_of_key(sort_key_t<T> k, bool descending, T* out) {
+  using V = cmp_t<T>;
+  using K = sort_key_t<T>;
+  constexpr K kSign = K(1) << (8 * sizeof(K) - 1);
+  if (descending) k = ~k;
+  if constexpr (std::is_floating_point_v<V>) {
+    if (k == kSign || k == ~K(0)) return false;
+    *out = convert<T>(__builtin_bit_cast(V, (k & kSign) ? (k ^ kSign) : ~k));
+  } else if constexpr (std::is_signed_v<V>) {
+    *out = convert<T>(static_cast<V>(k ^ kSign));
+  } else {
+    *out = convert<T>(static_cast<V>(k));
+  }
+  return true;
 }
 
-// Sorts whole rows of `items` * kRadixThreads positions (Note [GPU radix sort]) over the digits of
-// Note [GPU sort key digits].
+// Sorts whole rows of 32 * blockDim.x positions (Note [GPU radix sort]) over the 4-bit digits of
+// the key bits of Note [GPU sort key digits].
 template <class T>
-__global__ void __launch_bounds__(kRadixThreads) radix_sort_kernel(SortArgs<T> a, int items) {
+__global__ void __launch_bounds__(kRowMaxThreads) radix_sort_kernel(SortArgs<T> a) {
   extern __shared__ __align__(16) unsigned char radix_smem[];
-  constexpr int ws = gpu::warp_size(), warps = kRadixThreads / ws;
-  uint16_t* cnt = reinterpret_cast<uint16_t*>(radix_smem);
-  int* wsum = reinterpret_cast<int*>(radix_smem + kRadixThreads / 32 * kDigits * 2);
-  T* vals = reinterpret_cast<T*>(radix_smem + kRadixCountBytes);
-  uint16_t* perm = reinterpret_cast<uint16_t*>(vals + items * kRadixThreads);
-  const int t = static_cast<int>(threadIdx.x), lane = t % ws, w = t / ws;
-  uint16_t* my_cnt = cnt + w * kDigits;
+  constexpr int D = 1 << kRowBits;
+  const int threads = static_cast<int>(blockDim.x), t = static_cast<int>(threadIdx.x);
+  const int npad = kRowItems * threads;
+  uint32_t* keys = reinterpret_cast<uint32_t*>(radix_smem);
+  uint16_t* perm = reinterpret_cast<uint16_t*>(keys + npad);
+  uint32_t* cnt = reinterpret_cast<uint32_t*>(perm + npad);  // [kRowRows][threads]
+  uint32_t* wsum = cnt + kRowRows * threads;                 // block_exclusive_scan_warps'
   const auto n = static_cast<uint32_t>(a.n);
   for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
     int64_t off[3];
     row_offsets(a.m, r, off);
 #pragma unroll 8
-    for (int q = t; q < static_cast<int>(n); q += kRadixThreads) vals[q] = a.src[off[0] + q * a.ss];
-    for (int d = lane; d < kDigits; d += ws) my_cnt[d] = 0;
+    for (int q = t; q < npad; q += threads)
+      keys[row_slot(q)] = q < static_cast<int>(n) ? sort_key(a.src[off[0] + q * a.ss], a.descending) : ~0u;
+#pragma unroll
+    for (int k = 0; k < kRowRows; ++k) cnt[k * threads + t] = 0;
     __syncthreads();
+    constexpr int first_shift = first_key_bit<T>() / kRowBits * kRowBits;
 #pragma unroll 1
-    for (int pass = first_key_digit<T>(); pass < key_digit_end<T>(); ++pass) {
-      const int shift = 8 * pass;
-      uint32_t item[kRadixItems];  // source position | rank << 16
+    for (int shift = first_shift; shift < key_bits<T>(); shift += kRowBits) {
+      // 1. count: the element's rank among this thread's earlier ones of its digit.
+      uint32_t item[kRowItems];  // source position | digit << 16 | rank << (16 + kRowBits)
 #pragma unroll
-      for (int it = 0; it < kRadixItems; ++it) {
-        if (it < items) {
-          const int j = (w * items + it) * ws + lane;
-          const uint32_t i = pass == first_key_digit<T>() ? static_cast<uint32_t>(j) : perm[j];
-          const uint32_t d = (radix_key(vals, i, n, a.descending) >> shift) & (kDigits - 1);
-          item[it] = i | warp_digit_rank(my_cnt, d, true) << 16;
-        }
-      }
-      __syncthreads();
-      int total = 0, incl = 0;  // over the 256 digits, thread d: digit d
-      if (t < kDigits) {
-        for (int v = 0; v < warps; ++v) total += cnt[v * kDigits + t];
-        incl = total;
-        for (int k = 1; k < ws; k *= 2) {
-          const int o = gpu::shfl_up(incl, static_cast<unsigned>(k));
-          if (lane >= k) incl += o;
-        }
-        if (lane == ws - 1) wsum[w] = incl;
-      }
-      __syncthreads();
-      if (t < kDigits) {
-        int start = incl - total;
-        for (int v = 0; v < w; ++v) start += wsum[v];
-        for (int v = 0; v < warps; ++v) {
-          const int c = cnt[v * kDigits + t];
-          cnt[v * kDigits + t] = static_cast<uint16_t>(start);
-          start += c;
-        }
-      }
-      __syncthreads();
+      for (int m = 0; m < kRowItems / 8; ++m) {
+        uint32_t pos[8];
+        if (shift == first_shift) {
 #pragma unroll
-      for (int it = 0; it < kRadixItems; ++it) {
-        if (it < items) {
-          const uint32_t i = item[it] & 0xffffu;
-          const uint32_t d = (radix_key(vals, i, n, a.descending) >> shift) & (kDigits - 1);
-          perm[my_cnt[d] + (item[it] >> 16)] = static_cast<uint16_t>(i);
+          for (int k = 0; k < 8; ++k) pos[k] = static_cast<uint32_t>(t * kRowItems + m * 8 + k);
+        } else {
+          const uint4 v = reinterpret_cast<const uint4*>(perm + t * kRowItems)[m];
+          const uint32_t u[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+          for (int k = 0; k < 4; ++k) {
+            pos[2 * k] = u[k] & 0xffffu;
+            pos[2 * k + 1] = u[k] >> 16;
+          }
+        }
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+          const uint32_t d = (keys[row_slot(pos[k])] >> shift) & (D - 1), half = 16 * (d >> (kRowBits - 1));
+          uint32_t* c = cnt + (d & (kRowRows - 1)) * threads + t;
+          const uint32_t before = *c;
+          *c = before + (1u << half);
+          item[m * 8 + k] = pos[k] | d << 16 | ((before >> half) & 0xffffu) << (16 + kRowBits);
         }
       }
-      gpu::syncwarp();  // this warp's positions are read: clear its counters for the next pass
-      for (int d = lane; d < kDigits; d += ws) my_cnt[d] = 0;
+      __syncthreads();
+      // 2. scan the counter words in (row, thread) order; thread t takes words [t, t + 1) * kRowRows.
+      uint32_t word[kRowRows], mine = 0;
+#pragma unroll
+      for (int k = 0; k < kRowRows / 4; ++k) {
+        const uint4 v = reinterpret_cast<const uint4*>(cnt + t * kRowRows)[k];
+        word[4 * k] = v.x, word[4 * k + 1] = v.y, word[4 * k + 2] = v.z, word[4 * k + 3] = v.w;
+      }
+#pragma unroll
+      for (int k = 0; k < kRowRows; ++k) mine += word[k];
+      uint32_t total;
+      uint32_t at = block_exclusive_scan_warps(mine, wsum, &total);
+#pragma unroll
+      for (int k = 0; k < kRowRows; ++k) {
+        const uint32_t c = word[k];
+        word[k] = at;
+        at += c;
+      }
+#pragma unroll
+      for (int k = 0; k < kRowRows / 4; ++k)
+        reinterpret_cast<uint4*>(cnt + t * kRowRows)[k] =
+            make_uint4(word[4 * k], word[4 * k + 1], word[4 * k + 2], word[4 * k + 3]);
+      const uint32_t low_total = total & 0xffffu;  // elements of digits below D / 2
+      __syncthreads();
+      // 3. scatter: each element to its digit's first position for this thread plus its rank.
+#pragma unroll
+      for (int k = 0; k < kRowItems; ++k) {
+        const uint32_t d = (item[k] >> 16) & (D - 1), high = d >> (kRowBits - 1);
+        const uint32_t first = cnt[(d & (kRowRows - 1)) * threads + t] >> (16 * high) & 0xffffu;
+        perm[first + (high ? low_total : 0u) + (item[k] >> (16 + kRowBits))] = static_cast<uint16_t>(item[k]);
+      }
+#pragma unroll
+      for (int k = 0; k < kRowRows; ++k) cnt[k * threads + t] = 0;  // only this thread reads its column now
       __syncthreads();
     }
-    for (int q = t; q < static_cast<int>(n); q += kRadixThreads) {
+    for (int q = t; q < static_cast<int>(n); q += threads) {
       const int i = perm[q];
       a.indices[off[1] + q * a.is] = i;
-      if (a.values) a.values[off[2] + q * a.vs] = vals[i];
+      if (a.values) {
+        T v;
+        if (!value_of_key<T>(keys[row_slot(i)], a.descending, &v)) v = a.src[off[0] + i * a.ss];
+        a.values[off[2] + q * a.vs] = v;
+      }
     }
-    __syncthreads();  // before the next row overwrites vals and perm
+    __syncthreads();  // before the next row overwrites keys and perm
   }
 }
 
@@ -427,14 +488,16 @@ bool radix_sort_rows(const LaunchCtx& ctx, const SortArgs<T>& a) {
   if constexpr (sizeof(sort_key_t<T>) != 4) {
     return false;
   } else {
-    const int64_t items = (a.n + kRadixThreads - 1) / kRadixThreads;
-    if (a.n <= tile_len<uint32_t, uint32_t>() || items > kRadixItems) return false;
-    const int64_t bytes = kRadixCountBytes + static_cast<int64_t>(sizeof(T) + 2) * items * kRadixThreads;
+    const int64_t ws = ctx.warp_size;
+    const int64_t threads = (a.n + kRowItems * ws - 1) / (kRowItems * ws) * ws;
+    if (a.n <= tile_len<uint32_t, uint32_t>() || threads > kRowMaxThreads) return false;
+    // keys (4 bytes) and perm (2) per position, the counter words, the scan's warp sums
+    const int64_t bytes = threads * kRowItems * 6 + threads * kRowRows * 4 + threads / ws * 4;
     if (bytes > ctx.shared_per_block) return false;
     auto* kernel = radix_sort_kernel<T>;
-    gpu::allow_dynamic_shared(reinterpret_cast<const void*>(kernel), static_cast<int64_t>(bytes), ctx.op, ctx.device);
-    kernel<<<row_grid(a.rows), kRadixThreads, static_cast<size_t>(bytes), gpu::native_stream(ctx.stream)>>>(
-        a, static_cast<int>(items));
+    gpu::allow_dynamic_shared(reinterpret_cast<const void*>(kernel), bytes, ctx.op, ctx.device);
+    kernel<<<row_grid(a.rows), static_cast<unsigned>(threads), static_cast<size_t>(bytes),
+             gpu::native_stream(ctx.stream)>>>(a);
     gpu::check_launch(ctx.op, ctx.device);
     return true;
   }
@@ -723,7 +786,7 @@ template <class T>
 bool long_radix_sort(const LaunchCtx& ctx, Backend& be, const SortArgs<T>& a) {
   if (a.n > int64_t{UINT32_MAX}) return false;
   constexpr int kTileLen = long_tile<T>();
-  constexpr int first = first_key_digit<T>(), passes = key_digit_end<T>() - first;
+  constexpr int first = first_key_bit<T>() / 8, passes = key_bits<T>() / 8 - first;
   const int64_t tiles = (a.n + kTileLen - 1) / kTileLen, total = a.rows * a.n;
   // Rows of few tiles: the scatter reads the counts of all the row's tiles itself. Otherwise chunks
   // of about sqrt(tiles) tiles.

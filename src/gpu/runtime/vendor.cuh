@@ -82,6 +82,16 @@ __device__ inline T shfl_up(T v, unsigned delta) {
 #endif
 }
 
+// Every lane gets v of lane src_lane; every lane must take part.
+template <class T>
+__device__ inline T shfl(T v, int src_lane) {
+#if defined(WICK_GPU_CUDA)
+  return __shfl_sync(0xffffffffu, v, src_lane, warp_size());
+#else
+  return __shfl(v, src_lane, warp_size());
+#endif
+}
+
 // Orders the shared memory accesses of the warp's lanes: those before the call happen before those
 // after it, across lanes (a barrier of one warp).
 __device__ inline void syncwarp() {
