@@ -15,7 +15,8 @@
 int main() {
   const wick::Device d = wick::Device::cuda(0);
   const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 32000},    {1, 128256},   {1, 151936},  {32, 128256},
-                                                           {256, 128256}, {4096, 32768}, {65536, 256}, {1, 1 << 24}};
+                                                           {256, 128256}, {4096, 32768}, {65536, 256}, {1, 1 << 24},
+                                                           {4096, 5000},  {4096, 8192},  {2048, 16384}};
   for (const wick::DType dt : {wick::DType::F32, wick::DType::BF16})
     for (const auto& [rows, cols] : shapes) {
       const wick::Tensor x = wick::Tensor::rand_uniform({rows, cols}, dt, -1, 1, d);

@@ -49,7 +49,11 @@
 // positions with 5-bit digits (3.85 ms, 7 passes). This one is bound by shared memory: 71% of
 // L1's throughput, each element costing a random key read, a counter read and write, a random u16
 // write to perm and a share of the vector reads of perm per pass. The memory traffic is the floor:
-// the row read once, values and indices written once.
+// the row read once, values and indices written once. Shorter rows gain more, their smaller blocks
+// sharing a multiprocessor (scripts/probes/sort_shapes.cpp, descending, library before and after,
+// torch in the same run): f32 [4096, 5000] 0.99 -> 0.41 ms (torch 1.80), [4096, 8192] 1.30 -> 0.70
+// (2.84), [2048, 16384] 1.13 -> 0.68 (2.87); bf16 [4096, 5000] 0.58 -> 0.28 (0.92), [4096, 32768]
+// 2.21 -> 2.11 (5.24).
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
