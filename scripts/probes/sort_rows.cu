@@ -6,7 +6,7 @@
 //   nvcc -std=c++20 -O3 -arch=sm_90 -o /tmp/sort_rows scripts/probes/sort_rows.cu && /tmp/sort_rows [rows]
 // Profile one variant: ncu --kernel-name regex:sort_c --launch-skip 3 --launch-count 1 ... (variant
 // 2; regex:sort_v for variant 0). On the H100, 4096 rows: v0 3.80 ms, v1 4.70, v2 3.10 (the
-// library's scheme since), v3 3.85.
+// library's scheme since), v3 3.85, v4 2.91 (the library's with its perm swizzle), v5 3.00, v6 2.82.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -142,7 +142,12 @@ __device__ __forceinline__ float value_of(uint32_t k) {
 // keys are swizzled (swz) so that a thread's run of 32 is spread over the banks.
 __device__ __forceinline__ uint32_t swz(uint32_t p) { return p ^ ((p >> 5) & 31u); }
 
-template <int TH, int IT, int BITS>
+// PSW: perm swizzled in 16-byte chunks (chunk c at c ^ ((c >> 3) & 3)), so that a thread's four
+// vector reads of its 32 positions spread over the banks. PRE: the next row's elements are read
+// into registers before this row's outputs are written, and stored after them.
+__device__ __forceinline__ uint32_t pslot(uint32_t pos) { return pos ^ ((pos >> 3) & 0x18u); }
+
+template <int TH, int IT, int BITS, bool PSW = false, bool PRE = false>
 __global__ void __launch_bounds__(TH) sort_c(const float* src, float* vals_out, int64_t* idx_out, int64_t rows, int n) {
   constexpr int N = TH * IT, D = 1 << BITS, R = D / 2, W = TH / 32, WPT = R;  // words per thread in the scan
   constexpr int passes = (32 + BITS - 1) / BITS;
@@ -153,12 +158,27 @@ __global__ void __launch_bounds__(TH) sort_c(const float* src, float* vals_out, 
   uint32_t* cnt = reinterpret_cast<uint32_t*>(perm + N);
   uint32_t* wsum = cnt + R * TH;
   const int t = threadIdx.x, lane = t % 32, w = t / 32;
+  uint32_t next[PRE ? IT : 1];
+  if constexpr (PRE) {
+    if (blockIdx.x < rows) {
+#pragma unroll
+      for (int k = 0; k < IT; ++k) {
+        const int q = t + k * TH;
+        next[k] = q < n ? key_of(src[blockIdx.x * n + q]) : ~0u;
+      }
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < R; ++k) cnt[k * TH + t] = 0;
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const float* s = src + r * n;
-#pragma unroll 8
-    for (int q = t; q < N; q += TH) keys[swz(q)] = q < n ? key_of(s[q]) : ~0u;
+    if constexpr (PRE) {
 #pragma unroll
-    for (int k = 0; k < R; ++k) cnt[k * TH + t] = 0;
+      for (int k = 0; k < IT; ++k) keys[swz(t + k * TH)] = next[k];
+    } else {
+#pragma unroll 8
+      for (int q = t; q < N; q += TH) keys[swz(q)] = q < n ? key_of(s[q]) : ~0u;
+    }
     __syncthreads();
 #pragma unroll 1
     for (int pass = 0; pass < passes; ++pass) {
@@ -171,7 +191,8 @@ __global__ void __launch_bounds__(TH) sort_c(const float* src, float* vals_out, 
 #pragma unroll
           for (int k = 0; k < 8; ++k) pp[k] = t * IT + m * 8 + k;
         } else {
-          const uint4 v = reinterpret_cast<const uint4*>(perm + t * IT)[m];
+          const uint32_t c = t * (IT / 8) + m;
+          const uint4 v = reinterpret_cast<const uint4*>(perm)[PSW ? c ^ ((c >> 3) & 3u) : c];
           const uint32_t u[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
           for (int k = 0; k < 4; ++k) {
@@ -235,14 +256,23 @@ __global__ void __launch_bounds__(TH) sort_c(const float* src, float* vals_out, 
         const uint32_t hi = d >> (BITS - 1);
         const uint32_t word = cnt[(d & (R - 1)) * TH + t];
         const uint32_t base = ((word >> (16 * hi)) & 0xffffu) + (hi ? total_lo : 0u);
-        perm[base + rank] = static_cast<uint16_t>(p);
+        perm[PSW ? pslot(base + rank) : base + rank] = static_cast<uint16_t>(p);
       }
 #pragma unroll
       for (int k = 0; k < R; ++k) cnt[k * TH + t] = 0;
       __syncthreads();
     }
+    if constexpr (PRE) {
+      if (r + gridDim.x < rows) {
+#pragma unroll
+        for (int k = 0; k < IT; ++k) {
+          const int q = t + k * TH;
+          next[k] = q < n ? key_of(src[(r + gridDim.x) * n + q]) : ~0u;
+        }
+      }
+    }
     for (int q = t; q < n; q += TH) {
-      const int i = perm[q];
+      const int i = perm[PSW ? pslot(q) : q];
       const uint32_t k = keys[swz(i)];
       idx_out[r * n + q] = i;
       vals_out[r * n + q] = (k == 0x80000000u || k == ~0u) ? s[i] : value_of(k);
@@ -286,7 +316,10 @@ int main(int argc, char** argv) {
   const Variant vs[] = {{"v0 ballots", sort_v<0>, smem, kThreads},
                         {"v1 match_any", sort_v<1>, smem, kThreads},
                         {"v2 counters 1024x32 4b", sort_c<1024, 32, 4>, smem_c<1024, 32, 4>(), 1024},
-                        {"v3 counters 512x64 5b", sort_c<512, 64, 5>, smem_c<512, 64, 5>(), 512}};
+                        {"v3 counters 512x64 5b", sort_c<512, 64, 5>, smem_c<512, 64, 5>(), 512},
+                        {"v4 v2 + perm swizzle", sort_c<1024, 32, 4, true>, smem_c<1024, 32, 4>(), 1024},
+                        {"v5 v2 + prefetch", sort_c<1024, 32, 4, false, true>, smem_c<1024, 32, 4>(), 1024},
+                        {"v6 v2 + both", sort_c<1024, 32, 4, true, true>, smem_c<1024, 32, 4>(), 1024}};
   std::vector<int64_t> ref;
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));

@@ -39,21 +39,27 @@
 // elements waiting in registers. The values come out of the keys (value_of_key) except for the
 // keys that do not determine them, a float zero (either sign) and NaN (any payload), which are read
 // from src again, so they come out bit for bit. The keys array is swizzled (row_slot) so that the
-// first pass's reads, 32 threads at a stride of 32 positions, fall in distinct banks.
+// first pass's reads, 32 threads at a stride of 32 positions, fall in distinct banks; so is perm
+// (perm_slot), for the vector reads of the later passes.
 //
 // On the H100, 4096 rows of 32768 f32 (scripts/probes/sort_rows.cu, the same scheme alone): this
 // sort 3.10 ms, 8 passes. The one before it ranked 8-bit digits per warp with 8 ballots per
 // element, counters per (warp, digit), and kept the values rather than the keys: 4 passes, 3.80 ms,
 // with twice the instructions per pass of this one (240 against 187 million issued, ncu, on 528
 // rows). __match_any_sync in place of the ballots was slower (4.70 ms); so were 512 threads of 64
-// positions with 5-bit digits (3.85 ms, 7 passes). This one is bound by shared memory: 71% of
-// L1's throughput, each element costing a random key read, a counter read and write, a random u16
-// write to perm and a share of the vector reads of perm per pass. The memory traffic is the floor:
-// the row read once, values and indices written once. Shorter rows gain more, their smaller blocks
-// sharing a multiprocessor (scripts/probes/sort_shapes.cpp, descending, library before and after,
-// torch in the same run): f32 [4096, 5000] 0.99 -> 0.41 ms (torch 1.80), [4096, 8192] 1.30 -> 0.70
-// (2.84), [2048, 16384] 1.13 -> 0.68 (2.87); bf16 [4096, 5000] 0.58 -> 0.28 (0.92), [4096, 32768]
-// 2.21 -> 2.11 (5.24).
+// positions with 5-bit digits (3.85 ms, 7 passes). This one is bound by shared memory (71% of
+// L1's throughput): each element costs a random key read, a counter read and write, a random u16
+// write to perm and a share of the vector reads of perm per pass. Those vector reads had 4-way
+// bank conflicts, a thread's 32 positions being 64 bytes apart from the next thread's; perm is
+// swizzled in 16-byte chunks since (perm_slot): 3.10 -> 2.91 ms in the probe, 3.16 -> 2.90 in
+// `wick bench` (torch 11.2). Reading the next row's keys into registers while writing this row's
+// outputs gained 3% more in the probe, but in the library the 32 registers spilled (strided
+// addressing) and it gained nothing; not kept. The memory traffic is the floor: the row read once,
+// values and indices written once. Shorter rows gain more, their smaller blocks sharing a
+// multiprocessor (scripts/probes/sort_shapes.cpp, descending, library before and after this
+// scheme, without the perm swizzle, torch in the same run): f32 [4096, 5000] 0.99 -> 0.41 ms (torch
+// 1.80), [4096, 8192] 1.30 -> 0.70 (2.84), [2048, 16384] 1.13 -> 0.68 (2.87); bf16 [4096, 5000]
+// 0.58 -> 0.28 (0.92), [4096, 32768] 2.21 -> 2.11 (5.24).
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -367,6 +373,12 @@ static_assert(kRowItems % 8 == 0 && kRowRows % 4 == 0, "radix_sort_kernel reads 
 // banks (Note [GPU radix sort]).
 __device__ __forceinline__ uint32_t row_slot(uint32_t p) { return p ^ ((p >> 5) & 31u); }
 
+// Where position p of the current order lives in perm: its 16-byte chunk c (8 positions) moved to
+// c ^ ((c >> 3) & 3), so that the 8 threads of a quarter warp reading chunk m of their own 4 hit
+// 8 distinct 16-byte bank groups (4-way conflicts before).
+__device__ __forceinline__ uint32_t perm_chunk(uint32_t c) { return c ^ ((c >> 3) & 3u); }
+__device__ __forceinline__ uint32_t perm_slot(uint32_t p) { return p ^ ((p >> 3) & 0x18u); }
+
 // The element whose key is k, where the key determines it: not for a float +0 key (either zero)
 // or the NaN key (any payload), for which it returns false.
 template <class T>
@@ -420,7 +432,7 @@ __global__ void __launch_bounds__(kRowMaxThreads) radix_sort_kernel(SortArgs<T> 
 #pragma unroll
           for (int k = 0; k < 8; ++k) pos[k] = static_cast<uint32_t>(t * kRowItems + m * 8 + k);
         } else {
-          const uint4 v = reinterpret_cast<const uint4*>(perm + t * kRowItems)[m];
+          const uint4 v = reinterpret_cast<const uint4*>(perm)[perm_chunk(t * (kRowItems / 8) + m)];
           const uint32_t u[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
           for (int k = 0; k < 4; ++k) {
@@ -466,14 +478,15 @@ __global__ void __launch_bounds__(kRowMaxThreads) radix_sort_kernel(SortArgs<T> 
       for (int k = 0; k < kRowItems; ++k) {
         const uint32_t d = (item[k] >> 16) & (D - 1), high = d >> (kRowBits - 1);
         const uint32_t first = cnt[(d & (kRowRows - 1)) * threads + t] >> (16 * high) & 0xffffu;
-        perm[first + (high ? low_total : 0u) + (item[k] >> (16 + kRowBits))] = static_cast<uint16_t>(item[k]);
+        perm[perm_slot(first + (high ? low_total : 0u) + (item[k] >> (16 + kRowBits)))] =
+            static_cast<uint16_t>(item[k]);
       }
 #pragma unroll
       for (int k = 0; k < kRowRows; ++k) cnt[k * threads + t] = 0;  // only this thread reads its column now
       __syncthreads();
     }
     for (int q = t; q < static_cast<int>(n); q += threads) {
-      const int i = perm[q];
+      const int i = perm[perm_slot(q)];
       a.indices[off[1] + q * a.is] = i;
       if (a.values) {
         T v;
