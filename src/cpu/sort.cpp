@@ -204,6 +204,15 @@ void sort_row(const T* in, int64_t ss, int64_t n, bool descending, int64_t* idx,
   for (int64_t i = 0; i < n; ++i) idx[i * is] = static_cast<int64_t>(order[i]);
 }
 
+// A row's work for the split of rows over threads: the radix sort reads and writes the row about
+// once per key byte, plus the counting pass and the gathers of positions and values around them;
+// std::stable_sort's short rows cost about n log n.
+template <class T>
+int64_t sort_row_work(int64_t n) {
+  if (n < kRadixMin) return n * (64 - __builtin_clzll(static_cast<unsigned long long>(n) | 1));
+  return n * static_cast<int64_t>(sizeof(radix_key_t<cmp_t<T>>) + 3);
+}
+
 }  // namespace
 
 void CpuBackend::cumsum(const TensorArg& src, const TensorArg& dst) {
@@ -232,19 +241,19 @@ void CpuBackend::sort(const TensorArg& src, const TensorArg& values, const Tenso
     T* val = want_values ? values.ptr<T>() : nullptr;
     const int64_t vs = want_values ? values.layout.strides().back() : 0;
     const Strides& vstr = want_values ? values.layout.strides() : indices.layout.strides();
-    const int64_t log_n = 64 - __builtin_clzll(static_cast<unsigned long long>(n) | 1);
     const bool narrow = n <= int64_t{std::numeric_limits<uint32_t>::max()};  // positions fit 32 bits
-    for_each_last_dim_row<3>(src.shape(), {&src.layout.strides(), &indices.layout.strides(), &vstr}, n * log_n,
-                             [&](const std::array<int64_t, 3>& off) {
-      int64_t* row_idx = idx + off[1];
-      if (narrow) {
-        sort_row<T, uint32_t>(in + off[0], ss, n, descending, row_idx, is);
-      } else {
-        sort_row<T, int64_t>(in + off[0], ss, n, descending, row_idx, is);
-      }
-      if (want_values)
-        for (int64_t i = 0; i < n; ++i) val[off[2] + i * vs] = in[off[0] + row_idx[i * is] * ss];
-    });
+    for_each_last_dim_row<3>(src.shape(), {&src.layout.strides(), &indices.layout.strides(), &vstr},
+                             sort_row_work<T>(n), [&](const std::array<int64_t, 3>& off) {
+                               int64_t* row_idx = idx + off[1];
+                               if (narrow) {
+                                 sort_row<T, uint32_t>(in + off[0], ss, n, descending, row_idx, is);
+                               } else {
+                                 sort_row<T, int64_t>(in + off[0], ss, n, descending, row_idx, is);
+                               }
+                               if (want_values)
+                                 for (int64_t i = 0; i < n; ++i)
+                                   val[off[2] + i * vs] = in[off[0] + row_idx[i * is] * ss];
+                             });
   }, "sort");
 }
 
