@@ -379,6 +379,56 @@ __device__ __forceinline__ uint32_t row_slot(uint32_t p) { return p ^ ((p >> 5) 
 __device__ __forceinline__ uint32_t perm_chunk(uint32_t c) { return c ^ ((c >> 3) & 3u); }
 __device__ __forceinline__ uint32_t perm_slot(uint32_t p) { return p ^ ((p >> 3) & 0x18u); }
 
+// The three steps of a pass of Note [GPU radix sort]: thread t's column of counter words is
+// cnt[k * threads + t], k < kRowRows, digits d and d + 8 in a word's low and high halves.
+// Step 1: counts digit d in the thread's column and returns the count before it.
+__device__ __forceinline__ uint32_t count_digit(uint32_t* cnt, int threads, uint32_t d) {
+  const uint32_t half = 16 * (d >> (kRowBits - 1));
+  uint32_t* c = cnt + (d & (kRowRows - 1)) * threads + threadIdx.x;
+  const uint32_t before = *c;
+  *c = before + (1u << half);
+  return (before >> half) & 0xffffu;
+}
+
+// Step 2, between barriers: an exclusive scan of the counter words in (word, thread) order, thread
+// t taking words [t, t + 1) * kRowRows; returns the count of digits below 8, where the high
+// halves' digits start.
+__device__ __forceinline__ uint32_t scan_counters(uint32_t* cnt, uint32_t* wsum) {
+  uint4* mine = reinterpret_cast<uint4*>(cnt + threadIdx.x * kRowRows);
+  uint32_t word[kRowRows], sum = 0;
+#pragma unroll
+  for (int k = 0; k < kRowRows / 4; ++k) {
+    const uint4 v = mine[k];
+    word[4 * k] = v.x, word[4 * k + 1] = v.y, word[4 * k + 2] = v.z, word[4 * k + 3] = v.w;
+  }
+#pragma unroll
+  for (int k = 0; k < kRowRows; ++k) sum += word[k];
+  uint32_t total;
+  uint32_t at = block_exclusive_scan_warps(sum, wsum, &total);
+#pragma unroll
+  for (int k = 0; k < kRowRows; ++k) {
+    const uint32_t c = word[k];
+    word[k] = at;
+    at += c;
+  }
+#pragma unroll
+  for (int k = 0; k < kRowRows / 4; ++k)
+    mine[k] = make_uint4(word[4 * k], word[4 * k + 1], word[4 * k + 2], word[4 * k + 3]);
+  return total & 0xffffu;
+}
+
+// Step 3: where the thread's first element of digit d goes.
+__device__ __forceinline__ uint32_t digit_first(const uint32_t* cnt, int threads, uint32_t d, uint32_t low_total) {
+  const uint32_t high = d >> (kRowBits - 1);
+  return (cnt[(d & (kRowRows - 1)) * threads + threadIdx.x] >> (16 * high) & 0xffffu) + (high ? low_total : 0u);
+}
+
+// Clears the thread's counter column (once no other thread reads it).
+__device__ __forceinline__ void clear_counters(uint32_t* cnt, int threads) {
+#pragma unroll
+  for (int k = 0; k < kRowRows; ++k) cnt[k * threads + threadIdx.x] = 0;
+}
+
 // The element whose key is k, where the key determines it: not for a float +0 key (either zero)
 // or the NaN key (any payload), for which it returns false.
 template <class T>
@@ -417,8 +467,7 @@ __global__ void __launch_bounds__(kRowMaxThreads) radix_sort_kernel(SortArgs<T> 
 #pragma unroll 8
     for (int q = t; q < npad; q += threads)
       keys[row_slot(q)] = q < static_cast<int>(n) ? sort_key(a.src[off[0] + q * a.ss], a.descending) : ~0u;
-#pragma unroll
-    for (int k = 0; k < kRowRows; ++k) cnt[k * threads + t] = 0;
+    clear_counters(cnt, threads);
     __syncthreads();
     constexpr int first_shift = first_key_bit<T>() / kRowBits * kRowBits;
 #pragma unroll 1
@@ -442,47 +491,22 @@ __global__ void __launch_bounds__(kRowMaxThreads) radix_sort_kernel(SortArgs<T> 
         }
 #pragma unroll
         for (int k = 0; k < 8; ++k) {
-          const uint32_t d = (keys[row_slot(pos[k])] >> shift) & (D - 1), half = 16 * (d >> (kRowBits - 1));
-          uint32_t* c = cnt + (d & (kRowRows - 1)) * threads + t;
-          const uint32_t before = *c;
-          *c = before + (1u << half);
-          item[m * 8 + k] = pos[k] | d << 16 | ((before >> half) & 0xffffu) << (16 + kRowBits);
+          const uint32_t d = (keys[row_slot(pos[k])] >> shift) & (D - 1);
+          item[m * 8 + k] = pos[k] | d << 16 | count_digit(cnt, threads, d) << (16 + kRowBits);
         }
       }
       __syncthreads();
-      // 2. scan the counter words in (row, thread) order; thread t takes words [t, t + 1) * kRowRows.
-      uint32_t word[kRowRows], mine = 0;
-#pragma unroll
-      for (int k = 0; k < kRowRows / 4; ++k) {
-        const uint4 v = reinterpret_cast<const uint4*>(cnt + t * kRowRows)[k];
-        word[4 * k] = v.x, word[4 * k + 1] = v.y, word[4 * k + 2] = v.z, word[4 * k + 3] = v.w;
-      }
-#pragma unroll
-      for (int k = 0; k < kRowRows; ++k) mine += word[k];
-      uint32_t total;
-      uint32_t at = block_exclusive_scan_warps(mine, wsum, &total);
-#pragma unroll
-      for (int k = 0; k < kRowRows; ++k) {
-        const uint32_t c = word[k];
-        word[k] = at;
-        at += c;
-      }
-#pragma unroll
-      for (int k = 0; k < kRowRows / 4; ++k)
-        reinterpret_cast<uint4*>(cnt + t * kRowRows)[k] =
-            make_uint4(word[4 * k], word[4 * k + 1], word[4 * k + 2], word[4 * k + 3]);
-      const uint32_t low_total = total & 0xffffu;  // elements of digits below D / 2
+      // 2. scan the counters.
+      const uint32_t low_total = scan_counters(cnt, wsum);
       __syncthreads();
       // 3. scatter: each element to its digit's first position for this thread plus its rank.
 #pragma unroll
       for (int k = 0; k < kRowItems; ++k) {
-        const uint32_t d = (item[k] >> 16) & (D - 1), high = d >> (kRowBits - 1);
-        const uint32_t first = cnt[(d & (kRowRows - 1)) * threads + t] >> (16 * high) & 0xffffu;
-        perm[perm_slot(first + (high ? low_total : 0u) + (item[k] >> (16 + kRowBits)))] =
+        const uint32_t d = (item[k] >> 16) & (D - 1);
+        perm[perm_slot(digit_first(cnt, threads, d, low_total) + (item[k] >> (16 + kRowBits)))] =
             static_cast<uint16_t>(item[k]);
       }
-#pragma unroll
-      for (int k = 0; k < kRowRows; ++k) cnt[k * threads + t] = 0;  // only this thread reads its column now
+      clear_counters(cnt, threads);  // only this thread reads its column now
       __syncthreads();
     }
     for (int q = t; q < static_cast<int>(n); q += threads) {
@@ -560,7 +584,10 @@ bool radix_sort_rows(const LaunchCtx& ctx, const SortArgs<T>& a) {
 // Three and four blocks per multiprocessor (80 and 64 registers, ranks packed in pairs) were no
 // faster: within 10% either way, depending on the shape. bf16 takes 2 passes (Note [GPU sort key
 // digits]): 0.037 ms for [1, 32000], 0.78 for [256, 128256], 0.42 for [1, 2^24] (torch 0.067,
-// 1.31, 0.47).
+// 1.31, 0.47). Ranking each tile as the one-block sort ranks a row (Note [GPU radix sort]: each
+// thread's 16 positions loaded in a run, then two stable 4-bit sorts of the tile in shared memory
+// with per-thread counters) was slower, measured in session 18: f32 [256, 128256] 1.64 -> 2.12 ms,
+// [1, 2^24] 0.92 -> 1.23, bf16 [256, 128256] 0.79 -> 1.00; not kept.
 constexpr int kLongThreads = 256;  // also the digit count: the scan's threads are the digits
 static_assert(kLongThreads == kDigits);
 constexpr int64_t kLongFewRowsMin = 16384;  // row length from which few rows take this sort
