@@ -568,10 +568,16 @@ bool radix_sort_rows(const LaunchCtx& ctx, const SortArgs<T>& a) {
 // the GPU even for one row of millions of elements. Where rows have few tiles and there are few of
 // them (kLongSelfScanTiles, kLongSelfScanReads), there are no chunks and no step 2: each tile of
 // the scatter reads the counts of all its row's tiles and scans them itself, which saves two
-// launches a pass where the launches are most of the time (one row of a vocabulary). Few rows (no
-// more than the multiprocessors, each at least kLongFewRowsMin long) take this sort even where
-// the one-block radix sort could: one block per row left most of the GPU idle ([1, 32000] f32:
-// 0.124 ms).
+// launches a pass where the launches are most of the time (one row of a vocabulary). Very few long
+// rows (at most kLongFewRows, and no more than the multiprocessors, each at least kLongFewRowsMin
+// long) take this sort even where the one-block radix sort could: one block per row leaves most of
+// the GPU idle, and a row of 32768 f32 takes that block about 85 us. Measured in session 18 on the
+// H100 (scripts/probes/sort_shapes.cpp, this sort against the one-block one), f32 [1, 32000] 0.069
+// against 0.083 ms, [16, 32000] 0.074 against 0.084, [32, 32000] 0.093 against 0.086, [128, 32000]
+// 0.278 against 0.099, [1, 20000] 0.067 against 0.060, [32, 24000] 0.087 against 0.068; bf16
+// [16, 32000] 0.040 against 0.055, [64, 32000] 0.075 against 0.056, [1, 20000] 0.038 against 0.041.
+// Before, every row count up to the multiprocessors from 16384 long took this sort, from when the
+// one-block sort was slower ([1, 32000] f32 0.124 ms).
 //
 // On the H100, descending f32 (torch in the same run): the first version of this sort kept keys
 // in the scratch (the last pass gathered the values from src by index, at random for one long
@@ -590,7 +596,8 @@ bool radix_sort_rows(const LaunchCtx& ctx, const SortArgs<T>& a) {
 // [1, 2^24] 0.92 -> 1.23, bf16 [256, 128256] 0.79 -> 1.00; not kept.
 constexpr int kLongThreads = 256;  // also the digit count: the scan's threads are the digits
 static_assert(kLongThreads == kDigits);
-constexpr int64_t kLongFewRowsMin = 16384;  // row length from which few rows take this sort
+constexpr int64_t kLongFewRows = 16;        // at most this many rows,
+constexpr int64_t kLongFewRowsMin = 24576;  // each at least this long, take this sort
 // Where the scatter finds its positions itself: at most this many tiles a row, and at most
 // kLongSelfScanReads rows of counts read by all tiles together (each tile reads its row's).
 constexpr int64_t kLongSelfScanTiles = 64;
@@ -945,7 +952,7 @@ void sort(const LaunchCtx& ctx, Backend& be, const TensorArg& src, const TensorA
                         descending};
           // One row per block leaves most of the GPU idle when rows are few (Note [GPU long-row
           // radix sort]).
-          const bool few = rows <= ctx.multiprocessors && n >= kLongFewRowsMin;
+          const bool few = rows <= std::min<int64_t>(kLongFewRows, ctx.multiprocessors) && n >= kLongFewRowsMin;
           if (!few && radix_sort_rows(ctx, a)) return;
           if (n > tile_len<sort_key_t<T>, uint32_t>() && long_radix_sort(ctx, be, a)) return;
           // Positions of the padded row (Note [GPU sort keys]) in 32 bits when they fit.
