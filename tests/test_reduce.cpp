@@ -378,6 +378,42 @@ void expect_sorts_like_reference(const Device& d, const std::vector<T>& h, int64
   }
 }
 
+// The sort tests' random numbers: a linear congruential stream.
+struct SortRandom {
+  uint32_t seed;
+  uint32_t operator()() {
+    seed = seed * 1664525u + 1013904223u;
+    return seed >> 8;
+  }
+};
+
+// Random bit patterns of the dtypes with 32-bit sort keys, one element of each per draw: u32 and
+// its bits as f32 (NaNs with payloads among them; keys differ in all four bytes), and every bit
+// pattern of the narrow floats: NaNs with payloads and signs, infinities, zeros and subnormals of
+// both signs (Note [GPU sort key digits] skips their constant low key digits).
+struct SortBitPatterns {
+  std::vector<uint32_t> u32;
+  std::vector<float> f32;
+  std::vector<bf16> hb;
+  std::vector<f16> hh;
+  std::vector<f8e4m3> h8;
+  explicit SortBitPatterns(size_t size) : u32(size), f32(size), hb(size), hh(size), h8(size) {}
+  void draw(size_t k, SortRandom& next) {
+    u32[k] = next() << 8 ^ next();
+    f32[k] = std::bit_cast<float>(u32[k]);
+    hb[k] = bf16::from_bits(static_cast<uint16_t>(next() >> 8));
+    hh[k] = f16::from_bits(static_cast<uint16_t>(next() >> 8));
+    h8[k] = f8e4m3::from_bits(static_cast<uint8_t>(next() >> 16));
+  }
+  void expect_sorted(const Device& d, int64_t rows, int64_t n) const {
+    expect_sorts_like_reference(d, u32, rows, n);
+    expect_sorts_like_reference(d, f32, rows, n);
+    expect_sorts_like_reference(d, hb, rows, n);
+    expect_sorts_like_reference(d, hh, rows, n);
+    expect_sorts_like_reference(d, h8, rows, n);
+  }
+};
+
 // Row lengths around the GPU's tile sizes (1, 2, not powers of two, longer than shared memory, many
 // tiles of the long-row radix sort with a partial last one), few distinct keys (stability), NaN,
 // infinities and zeros of both signs.
@@ -385,46 +421,26 @@ TEST_P(Reduce, SortMatchesTheReferenceOnManyRowLengths) {
   const Device d = GetParam();
   const float fpool[] = {kNaNf, -0.f, 0.f, 1.5f, -1.5f, kInf, -kInf, 3.f, -kNaNf, 1e-30f, -2.f};
   const double dpool[] = {std::nan(""), -0.0, 0.0, 1.5, -1.5, 1e300, -1e300, 3.0, -std::nan(""), 4e-320};
-  uint32_t seed = 12345;
-  auto next = [&seed]() {
-    seed = seed * 1664525u + 1013904223u;
-    return seed >> 8;
-  };
+  SortRandom next{12345};
   for (int64_t n : {1, 2, 3, 1000, 5000, 20000, 32768, 70000, 200003}) {
     const int64_t rows = n > 5000 ? 2 : 3;
-    std::vector<float> f(static_cast<size_t>(rows * n)), fbits(f.size());
+    std::vector<float> f(static_cast<size_t>(rows * n));
     std::vector<double> g(f.size());
     std::vector<int64_t> i64(f.size());
     std::vector<uint8_t> u8(f.size());
-    std::vector<uint32_t> u32(f.size());
-    std::vector<bf16> hb(f.size());
-    std::vector<f16> hh(f.size());
-    std::vector<f8e4m3> h8(f.size());
+    SortBitPatterns bits(f.size());
     for (size_t k = 0; k < f.size(); ++k) {
       f[k] = fpool[next() % std::size(fpool)];
       g[k] = dpool[next() % std::size(dpool)];
       i64[k] = static_cast<int64_t>(next() % 7) - 3 + (next() % 2 ? std::numeric_limits<int64_t>::min() / 2 : 0);
       u8[k] = static_cast<uint8_t>(next() % 5 * 60);
-      // Random bit patterns, NaNs with payloads among them: keys differ in all four bytes.
-      u32[k] = next() << 8 ^ next();
-      fbits[k] = std::bit_cast<float>(u32[k]);
-      // Every bit pattern of the narrow floats: NaNs with payloads and signs, infinities, zeros and
-      // subnormals of both signs (Note [GPU sort key digits] skips their constant low key digits).
-      hb[k] = bf16::from_bits(static_cast<uint16_t>(next() >> 8));
-      hh[k] = f16::from_bits(static_cast<uint16_t>(next() >> 8));
-      h8[k] = f8e4m3::from_bits(static_cast<uint8_t>(next() >> 16));
+      bits.draw(k, next);
     }
     expect_sorts_like_reference(d, f, rows, n);
     expect_sorts_like_reference(d, g, rows, n);
     expect_sorts_like_reference(d, i64, rows, n);
     expect_sorts_like_reference(d, u8, rows, n);
-    if (n >= 1000) {
-      expect_sorts_like_reference(d, u32, rows, n);
-      expect_sorts_like_reference(d, fbits, rows, n);
-      expect_sorts_like_reference(d, hb, rows, n);
-      expect_sorts_like_reference(d, hh, rows, n);
-      expect_sorts_like_reference(d, h8, rows, n);
-    }
+    if (n >= 1000) bits.expect_sorted(d, rows, n);
   }
   // f16 keys: sort through the compute type, ties from rounding.
   std::vector<float> h(4099);
@@ -442,36 +458,21 @@ TEST_P(Reduce, SortMatchesTheReferenceOnManyRowLengths) {
 TEST_P(Reduce, SortOfManyRowsOfOneBlock) {
   const Device d = GetParam();
   const int64_t rows = d.is_cpu() ? 3 : d.info().multiprocessors + 3;
-  uint32_t seed = 777;
-  auto next = [&seed]() {
-    seed = seed * 1664525u + 1013904223u;
-    return seed >> 8;
-  };
+  SortRandom next{777};
   const float fpool[] = {kNaNf, -0.f, 0.f, 1.5f, -1.5f, kInf, -kInf, -kNaNf};
   for (int64_t n : {4097, 20000, 32768}) {
     const auto size = static_cast<size_t>(rows * n);
-    std::vector<float> few(size), bits(size);
-    std::vector<uint32_t> u32(size);
+    std::vector<float> few(size);
     std::vector<uint8_t> u8(size);
-    std::vector<bf16> hb(size);
-    std::vector<f16> hh(size);
-    std::vector<f8e4m3> h8(size);
+    SortBitPatterns bits(size);
     for (size_t k = 0; k < size; ++k) {
       few[k] = fpool[next() % std::size(fpool)];
-      u32[k] = next() << 8 ^ next();
-      bits[k] = std::bit_cast<float>(u32[k]);
       u8[k] = static_cast<uint8_t>(next());
-      hb[k] = bf16::from_bits(static_cast<uint16_t>(next() >> 8));
-      hh[k] = f16::from_bits(static_cast<uint16_t>(next() >> 8));
-      h8[k] = f8e4m3::from_bits(static_cast<uint8_t>(next() >> 16));
+      bits.draw(k, next);
     }
     expect_sorts_like_reference(d, few, rows, n);
-    expect_sorts_like_reference(d, bits, rows, n);
-    expect_sorts_like_reference(d, u32, rows, n);
     expect_sorts_like_reference(d, u8, rows, n);
-    expect_sorts_like_reference(d, hb, rows, n);
-    expect_sorts_like_reference(d, hh, rows, n);
-    expect_sorts_like_reference(d, h8, rows, n);
+    bits.expect_sorted(d, rows, n);
   }
 }
 

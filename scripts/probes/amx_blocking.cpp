@@ -8,13 +8,9 @@
 // of the threads), the 2x2-tile kernel on operands in L1, then each blocking of M x N x K (2048^3
 // unless given) on all threads, GFLOP/s per thread and TFLOP/s in all, best of 5 runs after one
 // warm-up, each checked against the first variant's result.
-#include <immintrin.h>
 #include <omp.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -23,32 +19,17 @@
 #include <random>
 #include <vector>
 
+#include "amx_probe.h"
+
 namespace {
 
 constexpr int kMR = 32, kNR = 32;
 constexpr int64_t kPairs = 16;  // k-pairs per tile
 
-struct alignas(64) TileConfig {
-  uint8_t palette_id, start_row;
-  uint8_t reserved[14];
-  uint16_t colsb[16];
-  uint8_t rows[16];
-};
-constexpr TileConfig kCfg = {1, 0, {}, {64, 64, 64, 64, 64, 64, 64, 64}, {16, 16, 16, 16, 16, 16, 16, 16}};
-
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
 // TDPBF16PS on tiles already loaded, n groups of four: the unit's rate with nothing to wait for.
 double peak_gflops(int64_t n) {
   _tile_loadconfig(&kCfg);
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
-  _tile_zero(4);
-  _tile_zero(5);
-  _tile_zero(6);
-  _tile_zero(7);
+  zero_tiles();
   const double t0 = now();
   for (int64_t i = 0; i < n; ++i) {
     _tile_dpbf16ps(0, 4, 6);
@@ -184,7 +165,7 @@ void run(Problem& P, const Variant& v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (syscall(SYS_arch_prctl, 0x1023, 18) != 0) {
+  if (!request_amx()) {
     std::printf("no AMX permission\n");
     return 1;
   }

@@ -2,47 +2,29 @@
 // blocking note in Note [AMX GEMM], src/cpu/gemm_bf16.cpp). Each variant runs a loop of tile loads
 // and products over 64-byte-aligned operands: a streams through a buffer of 16 KiB (L1), 256 KiB
 // (L2) or 4 MiB, b cycles through 16 KiB. Prints nanoseconds per TDPBF16PS (16 x 16 x 32
-// multiply-adds) on one thread and on all, the slowest thread in brackets. Standalone (no wick):
+// multiply-adds) on one thread and on all, the slowest thread in brackets. Standalone (no wick; it
+// shares amx_probe.h with amx_blocking.cpp):
 //   g++ -std=c++20 -O2 -fopenmp -march=sapphirerapids -o /tmp/amxk scripts/probes/amx_kernels.cpp
 //   OMP_PROC_BIND=close /tmp/amxk
 // Variants: "peak", the four products of the 2 x 2 kernel with no loads; "4 loads", its loads with
 // no products; the kernel in gemm_bf16.cpp's order ("2x2 lib order") and in three other orders;
 // 1 x 2 and 2 x 1 kernels (2 accumulators, operands double-buffered), and 1 x 3 and 3 x 1 (3
 // accumulators, one operand double-buffered).
-#include <immintrin.h>
 #include <omp.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
-struct alignas(64) TileConfig {
-  uint8_t palette_id, start_row;
-  uint8_t reserved[14];
-  uint16_t colsb[16];
-  uint8_t rows[16];
-};
-constexpr TileConfig kCfg = {1, 0, {}, {64, 64, 64, 64, 64, 64, 64, 64}, {16, 16, 16, 16, 16, 16, 16, 16}};
-static double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+
+#include "amx_probe.h"
 #define L(t, p, s) _tile_loadd(t, p, s)
 #define D(c, a, b) _tile_dpbf16ps(c, a, b)
 // ns per dp. a streams through `steps` 4 KB steps; b cycles in 16 KB.
 template <int V>
 __attribute__((noinline)) double run(const uint16_t* a, const uint16_t* b, int64_t steps, int64_t n) {
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
-  _tile_zero(4);
-  _tile_zero(5);
-  _tile_zero(6);
-  _tile_zero(7);
+  zero_tiles();
   const double t0 = now();
   int64_t s = 0;
   int dps = 0;
@@ -241,7 +223,7 @@ void bench(const char* name, int64_t kb, int threads) {
               threads, s / threads, hi, 16384 / (s / threads));
 }
 int main() {
-  if (syscall(SYS_arch_prctl, 0x1023, 18) != 0) return 1;
+  if (!request_amx()) return 1;
   for (int th : {1, 16})
     for (int64_t kb : {16, 256, 4096}) {
       bench<0>("peak (no loads)", kb, th);

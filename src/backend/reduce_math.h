@@ -105,6 +105,37 @@ WICK_HOST_DEVICE inline bool sort_before(V a, V b, bool descending) {
   return nb ? !na : (!na && a < b);
 }
 
+// Note [Sort keys]
+// The radix sorts (CPU and GPU) order elements by an unsigned key whose integer order is
+// sort_before's: floats by their bits with the sign bit set on positives and every bit flipped on
+// negatives, -0 folded onto +0 (equal under sort_before) and every NaN the largest key; signed
+// integers with their sign bit flipped; unsigned ones as they are; descending takes the
+// complement (NaN then the smallest). Values equal under sort_before get equal keys, distinct ones
+// distinct keys, so a stable sort by key is the stable sort under sort_before.
+template <class V>
+using order_key_t = std::conditional_t<sizeof(V) == 8, uint64_t, uint32_t>;
+
+template <class V>
+WICK_HOST_DEVICE inline order_key_t<V> order_key(V v, bool descending) {
+  using K = order_key_t<V>;
+  constexpr K kSign = K(1) << (8 * sizeof(K) - 1);
+  K k;
+  if constexpr (std::is_floating_point_v<V>) {
+    static_assert(sizeof(V) == sizeof(K));
+    if (is_nan_value(v)) {
+      k = ~K(0);
+    } else {
+      const K bits = __builtin_bit_cast(K, v == V(0) ? V(0) : v);
+      k = (bits & kSign) ? ~bits : (bits | kSign);
+    }
+  } else if constexpr (std::is_signed_v<V>) {
+    k = static_cast<K>(v) ^ kSign;
+  } else {
+    k = static_cast<K>(v);
+  }
+  return descending ? ~k : k;
+}
+
 // Normalisation scale factors.
 template <class C>
 WICK_HOST_DEVICE inline C rms_scale(C sum_sq, int64_t n, double eps) {

@@ -1,6 +1,5 @@
 // cumsum and sort on the CPU: over the last dim, any src/dst strides.
 #include <algorithm>
-#include <bit>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -107,39 +106,13 @@ struct Keyed {
 };
 
 // Note [CPU radix sort]
-// A row of the sort is ordered by an LSD radix sort on unsigned keys that follow sort_before's
-// order (Note [NaN order]): floats by their bits (the sign bit set on positives, every bit flipped
-// on negatives), -0 taken as +0 and every NaN as the largest key; integers as they are (i64 with
-// its sign bit flipped); descending sorts take the complement, NaN then as the smallest key.
-// Values equal under sort_before have equal keys and distinct values distinct keys, so this
-// stable sort gives the order std::stable_sort with sort_before gave (rows below kRadixMin still
-// go that way). One pass over the keys counts every byte's digits; a byte whose digit is the same
-// in every key (as the low 16 bits of a widened bf16) costs no pass; each other byte is one
-// stable scatter of (key, index) pairs. 1024 rows of 8192 f32 (the CPU benchmark's sort row) on
-// the 2-core EPYC: 284 ms with std::stable_sort, 33 ms this way.
+// A row of the sort is ordered by an LSD radix sort on the keys of Note [Sort keys] (rows below
+// kRadixMin still go through std::stable_sort with sort_before), which gives the same order. One
+// pass over the keys counts every byte's digits; a byte whose digit is the same in every key (as
+// the low 16 bits of a widened bf16) costs no pass; each other byte is one stable scatter of (key,
+// index) pairs. 1024 rows of 8192 f32 (the CPU benchmark's sort row) on the 2-core EPYC: 284 ms
+// with std::stable_sort, 33 ms this way.
 constexpr int64_t kRadixMin = 64;
-
-template <class V>
-using radix_key_t = std::conditional_t<(sizeof(V) <= 4), uint32_t, uint64_t>;
-
-template <class V>
-radix_key_t<V> radix_key(V v, bool descending) {
-  using K = radix_key_t<V>;
-  K k;
-  if constexpr (std::is_floating_point_v<V>) {
-    if (v != v) return descending ? K(0) : ~K(0);
-    using U = std::conditional_t<sizeof(V) == 4, uint32_t, uint64_t>;
-    static_assert(sizeof(U) == sizeof(V) && sizeof(K) == sizeof(U));
-    const U b = std::bit_cast<U>(v == V(0) ? V(0) : v);  // -0 as +0
-    constexpr U kSign = U(1) << (8 * sizeof(U) - 1);
-    k = (b & kSign) ? ~b : (b | kSign);
-  } else if constexpr (std::is_signed_v<V>) {
-    k = static_cast<K>(v) ^ (K(1) << (8 * sizeof(K) - 1));
-  } else {
-    k = static_cast<K>(v);
-  }
-  return descending ? ~k : k;
-}
 
 // Sorts the row's n keys (key[0], changed) stably, and with them the positions 0..n-1; leaves the
 // sorted positions in *order (pointing into pos[0] or pos[1]). key[1] and pos[1] are scratch of n.
@@ -191,14 +164,14 @@ void sort_row(const T* in, int64_t ss, int64_t n, bool descending, int64_t* idx,
     for (int64_t i = 0; i < n; ++i) idx[i * is] = row[static_cast<size_t>(i)].index;
     return;
   }
-  using K = radix_key_t<V>;
+  using K = order_key_t<V>;
   thread_local std::vector<K> keys;
   thread_local std::vector<I> positions;
   keys.resize(static_cast<size_t>(2 * n));
   positions.resize(static_cast<size_t>(2 * n));
   K* key[2] = {keys.data(), keys.data() + n};
   I* pos[2] = {positions.data(), positions.data() + n};
-  for (int64_t i = 0; i < n; ++i) key[0][i] = radix_key(static_cast<V>(in[i * ss]), descending);
+  for (int64_t i = 0; i < n; ++i) key[0][i] = order_key(static_cast<V>(in[i * ss]), descending);
   I* order = nullptr;
   radix_sort_row(key, pos, n, &order);
   for (int64_t i = 0; i < n; ++i) idx[i * is] = static_cast<int64_t>(order[i]);
@@ -210,7 +183,7 @@ void sort_row(const T* in, int64_t ss, int64_t n, bool descending, int64_t* idx,
 template <class T>
 int64_t sort_row_work(int64_t n) {
   if (n < kRadixMin) return n * (64 - __builtin_clzll(static_cast<unsigned long long>(n) | 1));
-  return n * static_cast<int64_t>(sizeof(radix_key_t<cmp_t<T>>) + 3);
+  return n * static_cast<int64_t>(sizeof(order_key_t<cmp_t<T>>) + 3);
 }
 
 }  // namespace

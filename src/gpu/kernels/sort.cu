@@ -1,13 +1,12 @@
 // sort and argsort on the GPU, over the last dim, any src / values / indices strides.
 //
 // Note [GPU sort keys]
-// Every element becomes an unsigned key whose plain integer order is the CPU's sort order
-// (sort_before, Note [NaN order]): floats compare in their compute type, -0 is folded onto +0 (they
-// are equal there), the sign bit is flipped for positives and every bit for negatives, every NaN
-// becomes the largest key; signed integers get their sign bit flipped; descending complements the
-// key. Pairs (key, index) are then sorted ascending with the index as tie-breaker: every pair is
-// distinct, so the sorted order is unique and equals the CPU's stable sort exactly. A row is padded
-// to a power of two with pairs (largest key, position >= n) that sort after every real element.
+// Every element becomes the key of Note [Sort keys] (backend/reduce_math.h, shared with the CPU's
+// radix sort) of its value in the compute type, whose plain integer order is the CPU's sort order
+// (sort_before, Note [NaN order]). Pairs (key, index) are then sorted ascending with the index as
+// tie-breaker: every pair is distinct, so the sorted order is unique and equals the CPU's stable
+// sort exactly. A row is padded to a power of two with pairs (largest key, position >= n) that
+// sort after every real element.
 //
 // Note [GPU bitonic sort]
 // A row of up to kTile pairs is sorted by one block in shared memory. Longer rows are cut into
@@ -86,7 +85,7 @@ constexpr int tile_len() {
 }
 
 template <class T>
-using sort_key_t = std::conditional_t<sizeof(cmp_t<T>) == 8, uint64_t, uint32_t>;
+using sort_key_t = order_key_t<cmp_t<T>>;
 
 // The unsigned integer as wide as T.
 template <class T>
@@ -103,24 +102,7 @@ __device__ __forceinline__ K bits_of(V v) {
 // The key of x (Note [GPU sort keys]).
 template <class T>
 __device__ __forceinline__ sort_key_t<T> sort_key(T x, bool descending) {
-  using V = cmp_t<T>;
-  using K = sort_key_t<T>;
-  const V v = convert<V>(x);
-  constexpr K kSign = K(1) << (8 * sizeof(K) - 1);
-  K k;
-  if constexpr (std::is_floating_point_v<V>) {
-    if (is_nan_value(v)) {
-      k = ~K(0);
-    } else {
-      const K bits = bits_of<K>(v == V(0) ? V(0) : v);
-      k = (bits & kSign) ? ~bits : (bits | kSign);
-    }
-  } else if constexpr (std::is_signed_v<V>) {
-    k = static_cast<K>(v) ^ kSign;
-  } else {
-    k = static_cast<K>(v);
-  }
-  return descending ? ~k : k;
+  return order_key(convert<cmp_t<T>>(x), descending);
 }
 
 // Note [GPU sort key digits]
@@ -439,7 +421,7 @@ __device__ __forceinline__ bool value_of_key(sort_key_t<T> k, bool descending, T
   if (descending) k = ~k;
   if constexpr (std::is_floating_point_v<V>) {
     if (k == kSign || k == ~K(0)) return false;
-    *out = convert<T>(__builtin_bit_cast(V, (k & kSign) ? (k ^ kSign) : ~k));
+    *out = convert<T>(bits_of<V>((k & kSign) ? (k ^ kSign) : ~k));
   } else if constexpr (std::is_signed_v<V>) {
     *out = convert<T>(static_cast<V>(k ^ kSign));
   } else {
@@ -461,13 +443,13 @@ __global__ void __launch_bounds__(kRowMaxThreads) radix_sort_kernel(SortArgs<T> 
   uint32_t* cnt = reinterpret_cast<uint32_t*>(perm + npad);  // [kRowRows][threads]
   uint32_t* wsum = cnt + kRowRows * threads;                 // block_exclusive_scan_warps'
   const auto n = static_cast<uint32_t>(a.n);
+  clear_counters(cnt, threads);  // and each pass clears them again once read
   for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
     int64_t off[3];
     row_offsets(a.m, r, off);
 #pragma unroll 8
     for (int q = t; q < npad; q += threads)
       keys[row_slot(q)] = q < static_cast<int>(n) ? sort_key(a.src[off[0] + q * a.ss], a.descending) : ~0u;
-    clear_counters(cnt, threads);
     __syncthreads();
     constexpr int first_shift = first_key_bit<T>() / kRowBits * kRowBits;
 #pragma unroll 1
