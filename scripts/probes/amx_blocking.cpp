@@ -1,5 +1,5 @@
 // How fast can the AMX tiles multiply on this processor, and which blocking of a large bf16 GEMM
-// comes closest? Standalone (no wick): the operands are packed as src/cpu/gemm_bf16.cpp packs them
+// comes closest? Standalone (no wick): the operands are packed as src/cpu/gemm_packed.cpp packs them
 // (Note [AMX GEMM]: a in panels of 32 rows, per 16 k-pairs the 32 rows' 32 elements; b in panels of
 // 32 columns, per k-pair the columns' pairs in 128 bytes), and the timings leave packing out.
 //   g++ -std=c++20 -O2 -fopenmp -march=sapphirerapids -o /tmp/amx scripts/probes/amx_blocking.cpp

@@ -1,5 +1,5 @@
 // How the AMX kernel's tile loads and TDPBF16PS products overlap on this processor (see the
-// blocking note in Note [AMX GEMM], src/cpu/gemm_bf16.cpp). Each variant runs a loop of tile loads
+// blocking note in Note [AMX GEMM], src/cpu/gemm_packed.cpp). Each variant runs a loop of tile loads
 // and products over 64-byte-aligned operands: a streams through a buffer of 16 KiB (L1), 256 KiB
 // (L2) or 4 MiB, b cycles through 16 KiB. Prints nanoseconds per TDPBF16PS (16 x 16 x 32
 // multiply-adds) on one thread and on all, the slowest thread in brackets. Standalone (no wick; it
@@ -7,7 +7,7 @@
 //   g++ -std=c++20 -O2 -fopenmp -march=sapphirerapids -o /tmp/amxk scripts/probes/amx_kernels.cpp
 //   OMP_PROC_BIND=close /tmp/amxk
 // Variants: "peak", the four products of the 2 x 2 kernel with no loads; "4 loads", its loads with
-// no products; the kernel in gemm_bf16.cpp's order ("2x2 lib order") and in three other orders;
+// no products; the kernel in gemm_packed.cpp's order ("2x2 lib order") and in three other orders;
 // 1 x 2 and 2 x 1 kernels (2 accumulators, operands double-buffered), and 1 x 3 and 3 x 1 (3
 // accumulators, one operand double-buffered).
 #include <omp.h>

@@ -1,5 +1,5 @@
 // What the AMX probes (amx_blocking.cpp, amx_kernels.cpp) share: the tile configuration (8 tiles of
-// 16 rows x 64 bytes, as src/cpu/gemm_bf16.cpp's), the OS permission for the tile state, a clock.
+// 16 rows x 64 bytes, as src/cpu/gemm_packed.cpp's), the OS permission for the tile state, a clock.
 #pragma once
 
 #include <immintrin.h>

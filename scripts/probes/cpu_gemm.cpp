@@ -1,7 +1,8 @@
 // Times wick's CPU matmul (bf16, or the dtype named: f16, f32, f64) on the shapes of the CPU benchmark's matmul and bmm
 // rows and a few more (small k as in attention, skinny m as in LLM prefill, a batch of activations against one weight:
-// shared b, a 2-d operand); scripts/probes/cpu_gemm.py times the same with PyTorch. Median of 50 runs after 5 warm-ups,
-// a steady clock around each call (the CPU backend is synchronous). With the CPU build of wick in B:
+// shared b, a 2-d operand; b = W^T of a row-major W; batches of small products); scripts/probes/cpu_gemm.py times the
+// same with PyTorch. Median of 50 runs after 5 warm-ups, a steady clock around each call (the CPU backend is
+// synchronous). With the CPU build of wick in B:
 //   L=$(awk '/^build wick:/{f=1} f&&/LINK_LIBRARIES/{sub(/.*LINK_LIBRARIES = /,""); print; exit}'
 //       $B/build.ninja | sed "s|libwick_check.a||; s|libwick.a|$B/libwick.a|")
 //   g++ -std=c++20 -O2 -Iinclude -o /tmp/cg scripts/probes/cpu_gemm.cpp $L && /tmp/cg [reps] [dtype]
@@ -26,17 +27,24 @@ int main(int argc, char** argv) {
   struct Case {
     int64_t b, m, k, n;
     bool shared_b = false;
+    bool b_transposed = false;  // b the transpose of a row-major [n, k] (a linear layer's weight)
   };
-  const Case cases[] = {{4, 1024, 128, 1024},  {1, 2048, 2048, 2048},     {32, 512, 64, 512},
-                        {16, 128, 128, 2048},  {1, 64, 4096, 4096},       {1, 512, 4096, 4096},
-                        {64, 1024, 128, 1024}, {8, 64, 4096, 4096, true}, {8, 1, 4096, 4096, true}};
+  const Case cases[] = {{4, 1024, 128, 1024},     {1, 2048, 2048, 2048},
+                        {32, 512, 64, 512},       {16, 128, 128, 2048},
+                        {1, 64, 4096, 4096},      {1, 512, 4096, 4096},
+                        {64, 1024, 128, 1024},    {8, 64, 4096, 4096, true},
+                        {8, 1, 4096, 4096, true}, {1, 512, 4096, 4096, true, true},
+                        {10000, 8, 8, 8},         {2000, 16, 16, 16},
+                        {500, 32, 32, 32},        {100, 64, 64, 64},
+                        {1, 128, 128, 128},       {1, 256, 256, 256}};
   for (const Case& c : cases) {
     // Two input sets, alternated, as the benchmark rotates inputs that fit in its 50 MB.
     std::vector<wick::Tensor> as, bs;
     for (int s = 0; s < 2; ++s) {
       as.push_back(wick::Tensor::rand_uniform({c.b, c.m, c.k}, dt, -1, 1, d));
-      bs.push_back(c.shared_b ? wick::Tensor::rand_uniform({c.k, c.n}, dt, -1, 1, d)
-                              : wick::Tensor::rand_uniform({c.b, c.k, c.n}, dt, -1, 1, d));
+      bs.push_back(c.b_transposed ? wick::Tensor::rand_uniform({c.n, c.k}, dt, -1, 1, d).t()
+                   : c.shared_b   ? wick::Tensor::rand_uniform({c.k, c.n}, dt, -1, 1, d)
+                                  : wick::Tensor::rand_uniform({c.b, c.k, c.n}, dt, -1, 1, d));
     }
     std::vector<double> ms;
     for (int r = 0; r < reps + 5; ++r) {
@@ -48,10 +56,10 @@ int main(int argc, char** argv) {
     std::sort(ms.begin(), ms.end());
     const double med = ms[ms.size() / 2];
     const double tf = 2.0 * c.b * c.m * c.n * c.k / med / 1e9;
-    std::printf("wick %s %lldx(%lldx%lld @ %s%lldx%lld): %.4f ms (min %.4f, %.2f TFLOP/s)\n", dt_name.c_str(),
+    std::printf("wick %s %lldx(%lldx%lld @ %s%lldx%lld%s): %.4f ms (min %.4f, %.2f TFLOP/s)\n", dt_name.c_str(),
                 static_cast<long long>(c.b), static_cast<long long>(c.m), static_cast<long long>(c.k),
-                c.shared_b ? "shared " : "", static_cast<long long>(c.k), static_cast<long long>(c.n), med, ms.front(),
-                tf);
+                c.shared_b ? "shared " : "", static_cast<long long>(c.k), static_cast<long long>(c.n),
+                c.b_transposed ? "^T" : "", med, ms.front(), tf);
   }
   return 0;
 }

@@ -3,7 +3,7 @@
 // f16 / f8 operands are widened to f32 once, multiplied with sgemm, and the result is rounded to
 // the dtype once; f64 uses dgemm. Forward bf16 convolutions on AVX512_BF16 or AMX
 // (simd::Isa::Avx512Bf16 and above) stay in bf16 instead: im2col in bf16 and wick's bf16 GEMM
-// (Note [bf16 GEMM] in gemm_bf16.cpp), which writes the output directly. The 1-d convolutions run
+// (Note [bf16 GEMM] in gemm_packed.cpp), which writes the output directly. The 1-d convolutions run
 // as 2-d ones with a height of 1.
 #include <cblas.h>
 

@@ -1,5 +1,5 @@
 // Strided GEMMs for the CPU backend (matmul, and conv lowered to matmul): OpenBLAS underneath, and
-// wick's own kernels for bf16 on AVX512_BF16 and AMX.
+// wick's own kernels (gemm_packed.cpp) for bf16 on AVX512_BF16 and AMX and for f32 on AVX-512.
 #pragma once
 
 #include <cstdint>
@@ -33,25 +33,34 @@ struct MatRef {
 void gemm(MatRef<const float> a, MatRef<const float> b, MatRef<float> c, float beta = 0);
 void gemm(MatRef<const double> a, MatRef<const double> b, MatRef<double> c, double beta = 0);
 
-// One product of a batched bf16 GEMM: c = a @ b.
-struct Bf16Gemm {
-  MatRef<const bf16> a, b;
-  MatRef<bf16> c;
+// One product of a batched GEMM: c = a @ b.
+template <class T>
+struct GemmOf {
+  MatRef<const T> a, b;
+  MatRef<T> c;
 };
+using Bf16Gemm = GemmOf<bf16>;
+using F32Gemm = GemmOf<float>;
 
 // c = a @ b for `count` products of one shape (a: M x K, b: K x N) and one set of strides,
 // product(i) giving the i-th (called from one thread), accumulated in f32 and rounded once to bf16
 // by the kernel of level isa: VDPBF16PS at Isa::Avx512Bf16, the AMX tiles' TDPBF16PS at Isa::Amx
-// (Note [bf16 GEMM] and Note [AMX GEMM] in gemm_bf16.cpp: the order of the sums, denormals). Any
+// (Note [bf16 GEMM] and Note [AMX GEMM] in gemm_packed.cpp: the order of the sums, denormals). Any
 // strides; an a or b that several products share (the same pointer: broadcast batches) is packed
 // once. K == 0 gives zeros. c must not overlap a or b. Throws wick::UnsupportedError for an isa
 // below Avx512Bf16 or above simd::detected().
 void gemm_bf16(int64_t count, const std::function<Bf16Gemm(int64_t)>& product, simd::Isa isa);
 
+// The same for f32 with wick's AVX-512 kernel (Note [f32 GEMM] in gemm_packed.cpp), at Isa::Avx512
+// and above: each output one chain of fused multiply-adds in increasing k. Throws
+// wick::UnsupportedError for an isa below Avx512 or above simd::detected().
+void gemm_f32(int64_t count, const std::function<F32Gemm(int64_t)>& product, simd::Isa isa);
+
 // CpuBackend::matmul (which passes simd::active()) with its GEMM chosen for level isa, at most
-// simd::detected(): bf16 through gemm_bf16 at Isa::Avx512Bf16 and above (its kernel for isa),
-// below that widened to f32 for OpenBLAS (matrix-vector products keep the active level's
-// kernels). Tests run every level through it.
+// simd::detected(): bf16 through gemm_bf16 at Isa::Avx512Bf16 and above (its kernel for isa);
+// f32, and f16 and bf16 below that widened to f32, through gemm_f32 at Isa::Avx512 and above and
+// OpenBLAS below (matrix-vector products keep the active level's kernels). Tests run every level
+// through it.
 void matmul_at(const TensorArg& a, const TensorArg& b, const TensorArg& dst, simd::Isa isa);
 
 // The BLAS library's build, the core type it picked and its thread count, for DeviceInfo.

@@ -1,5 +1,5 @@
-// matmul on the CPU: batched strided GEMM over OpenBLAS, bf16 through gemm_bf16.cpp on AVX512_BF16
-// or AMX (see gemm.h).
+// matmul on the CPU: batched strided GEMM over OpenBLAS, bf16 on AVX512_BF16 or AMX and f32 on
+// AVX-512 through wick's own kernels in gemm_packed.cpp (see gemm.h).
 #include <cblas.h>
 #include <dlfcn.h>
 
@@ -150,6 +150,9 @@ void blas_call(bool ta, bool tb, blasint m, blasint n, blasint k, const double* 
 // Blocks were 8-12% slower than OpenBLAS's threads at 2048^3 (19.0-19.8 ms against 17.7-18.2)
 // and 512x4096 @ 4096x4096 (21.3-22.0 against 18.9-19.9), hence kBlockedGemmMax.
 constexpr double kBlockedGemm = 64.0 * 1024 * 1024;
+// Where matmul runs f32 on wick's kernel (Note [f32 GEMM] in gemm_packed.cpp).
+constexpr double kOwnF32Min = 2.0 * 1024 * 1024;
+constexpr double kOwnF32PerThread = 4.0 * 1024 * 1024;
 constexpr double kBlockedGemmMax = 2048.0 * 1024 * 1024;
 constexpr int64_t kThinGemm = 128;
 
@@ -249,6 +252,16 @@ MatRef<T> matrix(const TensorArg& t, const Shape& batch, int64_t bi) {
   const size_t r = t.layout.rank();
   return {t.ptr<std::remove_const_t<T>>() + batch_offset(batch, t.layout, bi), t.layout.dim(r - 2),
           t.layout.dim(r - 1), t.layout.stride(r - 2), t.layout.stride(r - 1)};
+}
+
+// matmul's batches b0, b0 + 1, ... as the products of gemm_bf16 or gemm_f32.
+template <class T>
+std::function<GemmOf<T>(int64_t)> batch_products(const TensorArg& a, const TensorArg& b, const TensorArg& dst,
+                                                 const Shape& batch, int64_t b0) {
+  return [&a, &b, &dst, &batch, b0](int64_t i) {
+    return GemmOf<T>{matrix<const T>(a, batch, b0 + i), matrix<const T>(b, batch, b0 + i),
+                     matrix<T>(dst, batch, b0 + i)};
+  };
 }
 
 // Note [CPU matrix-vector products]
@@ -445,34 +458,34 @@ void matmul_at(const TensorArg& a, const TensorArg& b, const TensorArg& dst, sim
     }
   }
   const double work = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(std::max<int64_t>(k, 1));
-  // Small products: many to a thread. Larger ones: one after another, each over all threads (the
-  // bf16 kernel spreads all batches over the threads itself), unless there are batches enough for
-  // every thread, which then run theirs single-threaded (Note [CPU GEMM blocks per thread]).
-  const bool own_kernel = dst.dtype == DType::BF16 && isa >= simd::Isa::Avx512Bf16;
-  const int64_t grain = work < kSmallGemm ? std::max<int64_t>(1, static_cast<int64_t>(32768 / work))
-                        : nb >= num_threads() && !own_kernel ? 1
-                                                              : nb;
+  // Small products: many to a thread. Larger ones: one after another, each over all threads (wick's
+  // kernels spread all batches over the threads themselves), unless there are batches enough for
+  // every thread, which then run theirs single-threaded (Note [CPU GEMM blocks per thread]; with
+  // wick's f32 kernel only below kOwnF32PerThread multiply-adds a product). f32 products (and those
+  // widened to f32) from kOwnF32Min multiply-adds up run on wick's kernel from Avx512 up, smaller
+  // ones on OpenBLAS (Note [f32 GEMM]).
+  const bool own_bf16 = dst.dtype == DType::BF16 && isa >= simd::Isa::Avx512Bf16;
+  const bool own_f32 = isa >= simd::Isa::Avx512 && work >= kOwnF32Min;
+  const bool spread = own_bf16 || (own_f32 && work >= kOwnF32PerThread);
+  const int64_t grain = work < kSmallGemm                ? std::max<int64_t>(1, static_cast<int64_t>(32768 / work))
+                        : nb >= num_threads() && !spread ? 1
+                                                         : nb;
   dispatch_in<kFloatTypes>(dst.dtype, [&]<class T>() {
     if (matvec<T>(a, b, dst, batch)) return;
     parallel_for(nb, grain, [&](int64_t b0, int64_t b1) {
+      if constexpr (std::is_same_v<T, float>) {
+        // One call for the chunk's batches (all of them where the work is large: the call spreads
+        // them over the threads itself), as for bf16.
+        if (own_f32) return gemm_f32(b1 - b0, batch_products<float>(a, b, dst, batch, b0), isa);
+      }
       if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
         for (int64_t bi = b0; bi < b1; ++bi)
           gemm(matrix<const T>(a, batch, bi), matrix<const T>(b, batch, bi), matrix<T>(dst, batch, bi));
       } else {
         if constexpr (std::is_same_v<T, bf16>) {
-          if (isa >= simd::Isa::Avx512Bf16) {
-            // One call for the chunk's batches (all of them where the work is large: the call
-            // spreads them over the threads itself).
-            return gemm_bf16(
-                b1 - b0,
-                [&](int64_t i) {
-                  return Bf16Gemm{matrix<const bf16>(a, batch, b0 + i), matrix<const bf16>(b, batch, b0 + i),
-                                  matrix<bf16>(dst, batch, b0 + i)};
-                },
-                isa);
-          }
+          if (own_bf16) return gemm_bf16(b1 - b0, batch_products<bf16>(a, b, dst, batch, b0), isa);
         }
-        // 8/16-bit floats: widen to f32 (exact), one sgemm accumulating in f32, one rounding.
+        // 8/16-bit floats: widen to f32 (exact), one f32 GEMM accumulating in f32, one rounding.
         const Scratch<float> fa = scratch<float>(m * k), fb = scratch<float>(k * n), fc = scratch<float>(m * n);
         MatRef<const float> wa{}, wb{};
         const T* last_a = nullptr;
@@ -484,7 +497,17 @@ void matmul_at(const TensorArg& a, const TensorArg& b, const TensorArg& dst, sim
           if (mb.p != last_b) wb = widen(mb, fb.get());
           last_a = ma.p;
           last_b = mb.p;
-          gemm(wa, wb, MatRef<float>{fc.get(), m, n, n, 1});
+          const MatRef<float> wc{fc.get(), m, n, n, 1};
+          if (own_f32) {
+            gemm_f32(
+                1,
+                [&](int64_t) {
+                  return F32Gemm{wa, wb, wc};
+                },
+                isa);
+          } else {
+            gemm(wa, wb, wc);
+          }
           narrow(fc.get(), matrix<T>(dst, batch, bi));
         }
       }

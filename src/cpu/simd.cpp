@@ -768,7 +768,7 @@ const Kernels& kernels(Isa isa) {
     throw UnsupportedError(std::string("[cpu simd] ") + isa_name(isa) + " kernels requested; this cpu supports " +
                            isa_name(detected()));
 #ifdef WICK_SIMD_X86
-  if (isa >= Isa::Avx512) return kAvx512;  // (Avx512Bf16 and Amx add only the GEMM of gemm_bf16.cpp)
+  if (isa >= Isa::Avx512) return kAvx512;  // (Avx512Bf16 and Amx add only the bf16 GEMM of gemm_packed.cpp)
   if (isa == Isa::Avx2) return kAvx2;
 #endif
   return kBase;

@@ -6,7 +6,7 @@
 // times (src/cpu/simd.cpp): for the baseline, for AVX2 (with FMA and F16C) and for AVX-512F. One
 // is picked on first use from CPUID (and the OS's saved-state support), lowered by WICK_CPU_ISA
 // (base, avx2, avx512, avx512bf16 or amx) for tests and comparisons. The two levels above AVX-512F
-// run the AVX-512F kernels here and add the bf16 GEMM of gemm_bf16.cpp, which matmul and conv use
+// run the AVX-512F kernels here and add the bf16 GEMM of gemm_packed.cpp, which matmul and conv use
 // for bf16 in place of widening to f32 for OpenBLAS: Avx512Bf16 (AVX512_BF16 with BW and VL, on
 // AMD processors) its VDPBF16PS kernel (Note [bf16 GEMM]), Amx (AMX-TILE and AMX-BF16 as well, on
 // any vendor, with the OS's permission to use the tiles: see detect() in simd.cpp) its TDPBF16PS

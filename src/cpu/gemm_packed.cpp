@@ -1,4 +1,5 @@
-// wick's bf16 GEMM for processors with AVX512_BF16 (Note [bf16 GEMM]) or AMX (Note [AMX GEMM]).
+// wick's own packed GEMMs: bf16 on processors with AVX512_BF16 (Note [bf16 GEMM]) or AMX (Note [AMX
+// GEMM]), f32 on AVX-512 (Note [f32 GEMM]).
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -9,11 +10,10 @@
 #include "cpu/cpu_backend.h"
 #include "cpu/gemm.h"
 #include "cpu/parallel.h"
-
 #include "wick/error.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define WICK_BF16_GEMM 1
+#define WICK_PACKED_GEMM 1
 #include <immintrin.h>
 #endif
 
@@ -25,7 +25,7 @@
 
 namespace wick::cpu {
 
-#if defined(WICK_BF16_GEMM)
+#if defined(WICK_PACKED_GEMM)
 namespace {
 
 // Note [bf16 GEMM]
@@ -46,8 +46,9 @@ namespace {
 //
 // Every operand (every batch, those that repeat under broadcasting packed once) is packed before
 // the products start, in one parallel pass over panels; then one parallel pass over blocks of c
-// (kMcPanels row panels by up to kNcPanels column panels, narrower where that leaves too few
-// blocks for the threads: all batches of a bmm share the threads). A block walks k in blocks of
+// (up to kMcPanels row panels by up to kNcPanels column panels: narrower, then shorter where
+// that leaves fewer than about four blocks a thread; all batches of a bmm share the threads). A
+// block walks k in blocks of
 // at most kKcMax pairs (a panel of b then is 16 KiB and stays in L1 while the block's row panels
 // of a, in L2, stream past it); between k blocks the sums wait in an f32 buffer of the thread,
 // so that c is written once, rounded to bf16 once. Batches are packed in groups of at most
@@ -100,23 +101,38 @@ namespace {
 constexpr int kMR = 14;
 constexpr int kNV = 2;  // 16-lane vectors across a tile
 constexpr int kNR = 16 * kNV;
-constexpr int64_t kKcMax = 128;
+constexpr int64_t kKcMax = 128;  // k-pairs of a k block (bf16)
 constexpr int64_t kMcPanels = 8;
 constexpr int64_t kNcPanels = 8;
 constexpr int64_t kPackBytes = int64_t{32} << 20;
-constexpr int64_t kPackChunk = 8;  // k-pairs a block packs across its panels of b at a time
+constexpr int64_t kPackChunk = 8;  // k steps a block packs across its panels of b at a time
 
+#define WICK_AVX512 __attribute__((target("avx512f,avx2,fma,f16c")))
 #define WICK_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,avx2,fma,f16c")))
 #define WICK_AMX __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl,avx512bf16,avx2,fma,f16c")))
+#define WICK_INLINE __attribute__((always_inline)) inline
 
-// c (kMR x kNR f32, row stride ldc) = the tile's sums over kp k-pairs of the packed panels a and
-// b, added to what c holds where `add`.
-WICK_BF16 void tile_kernel(const uint16_t* a, const uint16_t* b, int64_t kp, float* c, int64_t ldc, bool add) {
-  __m512 acc[kMR][kNV];
+// A kMR x kNR tile of f32 sums in registers: loaded from c (row stride ldc) where `add`, else 0;
+// stored back to c.
+using Acc = __m512[kMR][kNV];
+WICK_AVX512 WICK_INLINE void load_acc(Acc& acc, const float* c, int64_t ldc, bool add) {
 #pragma GCC unroll 16
   for (int r = 0; r < kMR; ++r)
 #pragma GCC unroll 4
     for (int v = 0; v < kNV; ++v) acc[r][v] = add ? _mm512_loadu_ps(c + r * ldc + 16 * v) : _mm512_setzero_ps();
+}
+WICK_AVX512 WICK_INLINE void store_acc(const Acc& acc, float* c, int64_t ldc) {
+#pragma GCC unroll 16
+  for (int r = 0; r < kMR; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < kNV; ++v) _mm512_storeu_ps(c + r * ldc + 16 * v, acc[r][v]);
+}
+
+// c (kMR x kNR f32, row stride ldc) = the tile's sums over kp k-pairs of the packed panels a and
+// b, added to what c holds where `add`.
+WICK_BF16 void tile_kernel(const uint16_t* a, const uint16_t* b, int64_t kp, float* c, int64_t ldc, bool add) {
+  Acc acc;
+  load_acc(acc, c, ldc, add);
   for (int64_t p = 0; p < kp; ++p) {
     __m512i bv[kNV];
 #pragma GCC unroll 4
@@ -130,10 +146,7 @@ WICK_BF16 void tile_kernel(const uint16_t* a, const uint16_t* b, int64_t kp, flo
       for (int v = 0; v < kNV; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)av, (__m512bh)bv[v]);
     }
   }
-#pragma GCC unroll 16
-  for (int r = 0; r < kMR; ++r)
-#pragma GCC unroll 4
-    for (int v = 0; v < kNV; ++v) _mm512_storeu_ps(c + r * ldc + 16 * v, acc[r][v]);
+  store_acc(acc, c, ldc);
 }
 
 // Note [bf16 GEMM stores]
@@ -334,16 +347,165 @@ WICK_BF16 void pack_rows(const uint16_t* src, int64_t rows, int64_t k, int64_t s
     for (int64_t l = 0; l < rows; ++l) out[i / 32 * kb_elems + l * 32 + i % 32] = src[l * sr + i * sk];
 }
 
-// A level's kernel and the packing of a it reads (b is packed by pack_panel<kNR> for both).
+// Note [f32 GEMM]
+// c = a @ b for f32 on processors with AVX-512F (Isa::Avx512 and above), in the scheme of Note
+// [bf16 GEMM] with one element of k per step instead of a pair: b in panels of kNR = 32 columns
+// (per k the panel's 32 values, two 64-byte lines), a in panels of kMR = 14 rows (per k the 14
+// rows' values, each broadcast to 16 lanes by the kernel), a tile of 14 x 32 sums in 28 of the 32
+// vector registers; per k the kernel loads two lines of b and broadcasts 14 values of a for 28
+// FMAs. The driver is the same as for bf16 (blocks of c over the threads, batches packed in
+// groups, b packed per block where one block of rows covers all of a), with k blocks of
+// kF32KcMax steps, so that a panel of b (32 KiB) stays in L1 while the block's panels of a
+// stream past it. Packing copies 16 lanes at a time where the lanes are adjacent in memory (a
+// column-major a, a row-major b), gathers them where each lane's k is (a row-major a, b = W^T of a
+// row-major W), and copies element by element otherwise.
+//
+// Accumulation order: each output is one chain of fused multiply-adds over k in increasing order,
+// starting at 0 (a k block goes on from the sums the last one left), each step rounded to nearest
+// even; denormals are kept (MXCSR as the process has it). OpenBLAS's sgemm, which serves f32 below
+// Isa::Avx512, orders its sums its own way: results differ in the last bits, within the error
+// bound of f32 accumulation that the tests check.
+//
+// Measured on the GPU machine's Xeon (16 threads, scripts/probes/cpu_gemm.sh: wick, then
+// WICK_CPU_ISA=avx2 for OpenBLAS's SkylakeX sgemm, then torch, in each of 9 rounds on 5 lent
+// machines; f32 had gone to OpenBLAS at every level before this kernel):
+//   2048^3: 11.0-14.6 ms against OpenBLAS's 13.9-18.9 (11-32% faster in each round; torch
+//     13.8-16.6);
+//   64 x (1024x128 @ 128x1024): 14.3-17.8 against 17.4-22.4 (torch 33-55);
+//   4 x (1024x128 @ 128x1024): 0.80-1.34 against 1.29-2.61 (torch 0.87-1.97);
+//   512x4096 @ 4096x4096, and the same with b = W^T: 11.4-19.0 against 14.3-19.1 (torch 14.3-23);
+//   8 x (1 x 4096) @ 4096x4096 (one GEMM of m = 8, memory-bound): 1.07-1.55 against 1.01-2.10
+//     (faster in 6 of the 9 rounds; torch 0.49-1.58).
+// Products under kOwnF32Min (2M) multiply-adds stay on OpenBLAS (matmul.cpp): 10000 x 8^3 took
+// 0.36-0.38 ms against 0.12, 100 x 64^3 0.068-0.105 against 0.046-0.060 (a 14 x 32 tile around
+// an 8 x 8 product is 7 times the work, and the packing, the tile copies and the bookkeeping of a
+// call weigh more in small products). A batch of products under kOwnF32PerThread (4M) each goes
+// one chunk of products a thread, each chunk one call (100 x 64^3 0.097-0.105 -> 0.068-0.075 ms
+// before the threshold above); larger ones all in one call, as for bf16 (64 x (1024x128 @
+// 128x1024): one chunk a thread 19.7-20.1 ms, one call 14.3-15.3).
+// Not kept: the convolutions' per-block GEMMs (Note [CPU conv blocks]) on this kernel (conv1d
+// N2 C256 L4096 4.25 ms against 3.21 with single-threaded OpenBLAS, though on different lent
+// machines): each block packs the weights again, then by gathers (since replaced by in-register
+// transposes), and k blocks of 256 split k = 576 or 768 unevenly.
+constexpr int64_t kF32KcMax = 256;
+
+// c (kMR x kNR f32, row stride ldc) = the tile's sums over ks steps of k of the packed panels a
+// and b (pack_f32), added to what c holds where `add`.
+WICK_AVX512 void f32_kernel(const float* a, const float* b, int64_t ks, float* c, int64_t ldc, bool add) {
+  Acc acc;
+  load_acc(acc, c, ldc, add);
+  for (int64_t p = 0; p < ks; ++p) {
+    __m512 bv[kNV];
+#pragma GCC unroll 4
+    for (int v = 0; v < kNV; ++v) bv[v] = _mm512_loadu_ps(b + p * kNR + 16 * v);
+#pragma GCC unroll 16
+    for (int r = 0; r < kMR; ++r) {
+      const __m512 av = _mm512_set1_ps(a[p * kMR + r]);
+#pragma GCC unroll 4
+      for (int v = 0; v < kNV; ++v) acc[r][v] = _mm512_fmadd_ps(av, bv[v], acc[r][v]);
+    }
+  }
+  store_acc(acc, c, ldc);
+}
+
+// The first n (<= 16) lanes.
+WICK_INLINE __mmask16 lanes16(int64_t n) {
+  return static_cast<__mmask16>(n >= 16 ? 0xffffu : n <= 0 ? 0u : (1u << n) - 1);
+}
+
+// Transposes the 16 x 16 block r in registers: r[i][j] becomes r[j][i].
+WICK_AVX512 WICK_INLINE void transpose16(__m512 (&r)[16]) {
+  __m512 t[16], u[16];
+  for (int i = 0; i < 16; i += 2) {  // per 128-bit lane: (r_i[0], r_i+1[0], r_i[1], r_i+1[1]), (.. [2], .. [3])
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {  // u[i + c]: per 128-bit lane, element c of rows i..i+3
+    u[i] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    u[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    u[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    u[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int c = 0; c < 4; ++c) {  // column 4 * lane + c: that lane of u[c], u[4 + c], u[8 + c], u[12 + c]
+    const __m512 x0 = _mm512_shuffle_f32x4(u[c], u[4 + c], _MM_SHUFFLE(2, 0, 2, 0));
+    const __m512 x1 = _mm512_shuffle_f32x4(u[c], u[4 + c], _MM_SHUFFLE(3, 1, 3, 1));
+    const __m512 y0 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], _MM_SHUFFLE(2, 0, 2, 0));
+    const __m512 y1 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], _MM_SHUFFLE(3, 1, 3, 1));
+    r[c] = _mm512_shuffle_f32x4(x0, y0, _MM_SHUFFLE(2, 0, 2, 0));
+    r[4 + c] = _mm512_shuffle_f32x4(x1, y1, _MM_SHUFFLE(2, 0, 2, 0));
+    r[8 + c] = _mm512_shuffle_f32x4(x0, y0, _MM_SHUFFLE(3, 1, 3, 1));
+    r[12 + c] = _mm512_shuffle_f32x4(x1, y1, _MM_SHUFFLE(3, 1, 3, 1));
+  }
+}
+
+// Packs a panel of R lanes (rows of a, columns of b) for f32_kernel: out[i * R + l] = element (l, i),
+// which is src[l * sl + i * sk] for lane l < lanes and i < k, else 0, for i < kpad (at least k).
+template <int R>
+WICK_AVX512 void pack_f32(const float* src, int64_t lanes, int64_t k, int64_t sl, int64_t sk, int64_t kpad,
+                          float* out) {
+  static_assert(R <= 32, "two 16-lane vectors per k");
+  if (sl == 1 || lanes == 1) {  // the lanes of one k adjacent: vector copies
+    const __mmask16 in_lo = lanes16(lanes), in_hi = lanes16(lanes - 16);
+    const __mmask16 out_lo = lanes16(R), out_hi = lanes16(R - 16);
+    for (int64_t i = 0; i < k; ++i) {
+      _mm512_mask_storeu_ps(out + i * R, out_lo, _mm512_maskz_loadu_ps(in_lo, src + i * sk));
+      if (R > 16) _mm512_mask_storeu_ps(out + i * R + 16, out_hi, _mm512_maskz_loadu_ps(in_hi, src + i * sk + 16));
+    }
+  } else if (sk == 1) {  // each lane's k adjacent: blocks of 16 lanes x 16 k, transposed in registers
+    for (int64_t l0 = 0; l0 < R; l0 += 16) {
+      const __mmask16 out_mask = lanes16(R - l0);
+      for (int64_t i0 = 0; i0 < k; i0 += 16) {
+        const __mmask16 in = lanes16(k - i0);
+        __m512 r[16];
+#pragma GCC unroll 16
+        for (int64_t l = 0; l < 16; ++l)
+          r[l] = l0 + l < lanes ? _mm512_maskz_loadu_ps(in, src + (l0 + l) * sl + i0) : _mm512_setzero_ps();
+        transpose16(r);
+        const int64_t n = std::min<int64_t>(16, k - i0);
+        for (int64_t i = 0; i < n; ++i) _mm512_mask_storeu_ps(out + (i0 + i) * R + l0, out_mask, r[i]);
+      }
+    }
+  } else {
+    for (int64_t i = 0; i < k; ++i)
+      for (int64_t l = 0; l < R; ++l) out[i * R + l] = l < lanes ? src[l * sl + i * sk] : 0.0f;
+  }
+  std::memset(out + k * R, 0, static_cast<size_t>((kpad - k) * R) * sizeof(float));
+}
+
+// The first mr x nr (nr <= kNR) sums of the tile c (row stride ldc) into d (strides rs, cs).
+WICK_AVX512 void store_f32(const float* c, int64_t ldc, int64_t mr, int64_t nr, float* d, int64_t rs, int64_t cs) {
+  if (cs != 1) {
+    for (int64_t r = 0; r < mr; ++r)
+      for (int64_t j = 0; j < nr; ++j) d[r * rs + j * cs] = c[r * ldc + j];
+    return;
+  }
+  static_assert(kNR == 32, "two vectors per row of a tile");
+  const __mmask16 lo = lanes16(nr), hi = lanes16(nr - 16);
+  for (int64_t r = 0; r < mr; ++r) {
+    _mm512_mask_storeu_ps(d + r * rs, lo, _mm512_loadu_ps(c + r * ldc));
+    _mm512_mask_storeu_ps(d + r * rs + 16, hi, _mm512_loadu_ps(c + r * ldc + 16));
+  }
+}
+
+// A level's kernel and packing, for products of E whose elements are packed as P (S: E's storage,
+// the bits for bf16). A step of k is `step` elements of k (a pair for bf16, one for f32).
+template <class E, class S, class P>
 struct Scheme {
   int64_t mr;         // rows of the kernel's tile and of a's packed panels
-  int64_t pair_mult;  // k-pairs are padded with zeros to a multiple of this
-  void (*pack_a)(const uint16_t* src, int64_t rows, int64_t k, int64_t sr, int64_t sk, int64_t kpad, uint16_t* out);
-  void (*kernel)(const uint16_t* a, const uint16_t* b, int64_t kp, float* c, int64_t ldc, bool add);
+  int64_t step;       // elements of k per step of the packed operands
+  int64_t step_mult;  // steps are padded with zeros to a multiple of this
+  int64_t kc_max;     // steps of a k block (a multiple of step_mult)
+  void (*pack_a)(const S* src, int64_t rows, int64_t k, int64_t sr, int64_t sk, int64_t steps, P* out);
+  void (*pack_b)(const S* src, int64_t cols, int64_t k, int64_t sc, int64_t sk, int64_t steps, P* out);
+  void (*kernel)(const P* a, const P* b, int64_t steps, float* c, int64_t ldc, bool add);
+  void (*store)(const float* c, int64_t ldc, int64_t mr, int64_t nr, E* d, int64_t rs, int64_t cs);
   bool tiles;  // the kernel runs on AMX tiles: each thread loads kTileConfig first
 };
-constexpr Scheme kVnniScheme{kMR, 1, pack_panel<kMR>, tile_kernel, false};
-constexpr Scheme kAmxScheme{kAmxMR, kAmxPairs, pack_rows, amx_kernel, true};
+using Bf16Scheme = Scheme<bf16, uint16_t, uint16_t>;
+constexpr Bf16Scheme kVnniScheme{kMR, 2, 1, kKcMax, pack_panel<kMR>, pack_panel<kNR>, tile_kernel, store_tile, false};
+constexpr Bf16Scheme kAmxScheme{kAmxMR, 2, kAmxPairs, kKcMax, pack_rows, pack_panel<kNR>, amx_kernel, store_tile, true};
+using F32Scheme = Scheme<float, float, float>;
+constexpr F32Scheme kF32Scheme{kMR, 1, 1, kF32KcMax, pack_f32<kMR>, pack_f32<kNR>, f32_kernel, store_f32, false};
 static_assert(kKcMax % kAmxPairs == 0 && kAmxMR >= kMR);
 
 template <class T>
@@ -351,73 +513,70 @@ MatRef<T> transposed(const MatRef<T>& m) {
   return {m.p, m.cols, m.rows, m.cs, m.rs};
 }
 
-const uint16_t* bits_of(const bf16* p) { return &p->bits; }
+const uint16_t* storage(const bf16* p) { return &p->bits; }
+const float* storage(const float* p) { return p; }
 
 // A group of products: each product's c and the slots of its a and b among the group's distinct
 // operands (packed once each).
+template <class E>
 struct Group {
-  std::vector<MatRef<bf16>> cs;
+  std::vector<MatRef<E>> cs;
   std::vector<int64_t> a_slot, b_slot;
-  std::vector<MatRef<const bf16>> as, bs;
-  std::unordered_map<const bf16*, int64_t> seen_a, seen_b;  // slot by pointer
+  std::vector<MatRef<const E>> as, bs;
+  std::unordered_map<const E*, int64_t> seen_a, seen_b;  // slot by pointer
 };
 
-}  // namespace
-
-void gemm_bf16(int64_t count, const std::function<Bf16Gemm(int64_t)>& product, simd::Isa isa) {
-  if (isa < simd::Isa::Avx512Bf16 || isa > simd::detected())
-    throw UnsupportedError(std::string("gemm_bf16: no bf16 GEMM kernel at level ") + simd::isa_name(isa) +
-                           " on this cpu (" + simd::isa_name(simd::detected()) + ")");
+// The products of gemm_bf16 and gemm_f32 by scheme sch.
+template <class E, class S, class P>
+void gemm_packed(int64_t count, const std::function<GemmOf<E>(int64_t)>& product, const Scheme<E, S, P>& sch) {
   if (count <= 0) return;
-  const Bf16Gemm first = product(0);
+  const GemmOf<E> first = product(0);
   const int64_t m = first.c.rows, n = first.c.cols, k = first.a.cols;
   if (m == 0 || n == 0) return;
   if (k == 0) {
     for (int64_t bi = 0; bi < count; ++bi) {
-      const MatRef<bf16> c = product(bi).c;
+      const MatRef<E> c = product(bi).c;
       for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = 0; j < n; ++j) c.p[i * c.rs + j * c.cs] = bf16(0.0f);
+        for (int64_t j = 0; j < n; ++j) c.p[i * c.rs + j * c.cs] = E(0.0f);
     }
     return;
   }
   // The kernel writes rows of c with unit stride at best: a c with unit stride down its columns
   // instead is computed as c^T = b^T a^T.
   if (first.c.cs != 1 && first.c.rs == 1 && n > 1) {
-    return gemm_bf16(
+    return gemm_packed<E, S, P>(
         count,
         [&](int64_t i) {
-          const Bf16Gemm g = product(i);
-          return Bf16Gemm{transposed(g.b), transposed(g.a), transposed(g.c)};
+          const GemmOf<E> g = product(i);
+          return GemmOf<E>{transposed(g.b), transposed(g.a), transposed(g.c)};
         },
-        isa);
+        sch);
   }
-  const Scheme& sch = isa >= simd::Isa::Amx ? kAmxScheme : kVnniScheme;
-  const int64_t mr = sch.mr;
-  auto pad_pairs = [&](int64_t pairs) { return (pairs + sch.pair_mult - 1) / sch.pair_mult * sch.pair_mult; };
-  const int64_t kp = pad_pairs((k + 1) / 2);  // k-pairs of the packed operands
+  const int64_t mr = sch.mr, st = sch.step;
+  auto pad_steps = [&](int64_t steps) { return (steps + sch.step_mult - 1) / sch.step_mult * sch.step_mult; };
+  const int64_t kp = pad_steps((k + st - 1) / st);  // steps of the packed operands
   const int64_t mpan = (m + mr - 1) / mr, npan = (n + kNR - 1) / kNR;
-  const int64_t a_elems = mpan * kp * 2 * mr, b_elems = npan * kp * 2 * kNR;  // one packed operand
-  const int64_t nkc = (kp + kKcMax - 1) / kKcMax, kcp = pad_pairs((kp + nkc - 1) / nkc);
+  const int64_t a_elems = mpan * kp * st * mr, b_elems = npan * kp * st * kNR;  // one packed operand
+  const int64_t nkc = (kp + sch.kc_max - 1) / sch.kc_max, kcp = pad_steps((kp + nkc - 1) / nkc);
   // Where one block of c spans all rows, the blocks pack their own columns of b (Note [bf16 GEMM
   // packing of b]).
-  const int64_t mblocks = (mpan + kMcPanels - 1) / kMcPanels;
-  const bool own_b = mblocks == 1;
+  const bool own_b = mpan <= kMcPanels;
   // The slot of the operand at p among a group's distinct ones so far, -1 if it is new (a repeat of
   // the last product's operand, as under a broadcast batch dim, needs no lookup).
-  auto find = [](const auto& seen, const auto& list, const auto& slots, const bf16* p) -> int64_t {
+  auto find = [](const auto& seen, const auto& list, const auto& slots, const E* p) -> int64_t {
     if (!slots.empty() && list[static_cast<size_t>(slots.back())].p == p) return slots.back();
     const auto it = seen.find(p);
     return it == seen.end() ? -1 : it->second;
   };
   for (int64_t b0 = 0; b0 < count;) {
     // The group: products while the packed operands fit in kPackBytes (at least one).
-    Group g;
+    Group<E> g;
     int64_t elems = 0;
     for (int64_t bi = b0; bi < count; ++bi) {
-      const Bf16Gemm pr = bi == 0 ? first : product(bi);
+      const GemmOf<E> pr = bi == 0 ? first : product(bi);
       int64_t sa = find(g.seen_a, g.as, g.a_slot, pr.a.p), sb = find(g.seen_b, g.bs, g.b_slot, pr.b.p);
       const int64_t more = (sa < 0 ? a_elems : 0) + (sb < 0 && !own_b ? b_elems : 0);
-      if (!g.cs.empty() && (elems + more) * 2 > kPackBytes) break;
+      if (!g.cs.empty() && (elems + more) * static_cast<int64_t>(sizeof(P)) > kPackBytes) break;
       elems += more;
       if (sa < 0) {
         sa = static_cast<int64_t>(g.as.size());
@@ -436,79 +595,82 @@ void gemm_bf16(int64_t count, const std::function<Bf16Gemm(int64_t)>& product, s
     b0 += static_cast<int64_t>(g.cs.size());
     const int64_t na = static_cast<int64_t>(g.as.size()), nb = own_b ? 0 : static_cast<int64_t>(g.bs.size());
     const int64_t nprod = static_cast<int64_t>(g.cs.size());
-    const Scratch<uint16_t> packed = scratch<uint16_t>(elems);
-    uint16_t* const pa = packed.get();
-    uint16_t* const pb = pa + na * a_elems;
+    const Scratch<P> packed = scratch<P>(elems);
+    P* const pa = packed.get();
+    P* const pb = pa + na * a_elems;
     // Pack: the row panels of every a, then the column panels of every b unless the blocks do.
     const int64_t a_units = na * mpan, units = a_units + nb * npan;
-    parallel_for(units, std::max<int64_t>(1, kGrain / (kp * 2 * kNR)), [&](int64_t u0, int64_t u1) {
+    parallel_for(units, std::max<int64_t>(1, kGrain / (kp * st * kNR)), [&](int64_t u0, int64_t u1) {
       for (int64_t u = u0; u < u1; ++u) {
         if (u < a_units) {
-          const MatRef<const bf16>& a = g.as[static_cast<size_t>(u / mpan)];
+          const MatRef<const E>& a = g.as[static_cast<size_t>(u / mpan)];
           const int64_t i0 = u % mpan * mr;
-          sch.pack_a(bits_of(a.p + i0 * a.rs), std::min<int64_t>(mr, m - i0), k, a.rs, a.cs, kp, pa + u * kp * 2 * mr);
+          sch.pack_a(storage(a.p + i0 * a.rs), std::min<int64_t>(mr, m - i0), k, a.rs, a.cs, kp, pa + u * kp * st * mr);
         } else {
           const int64_t v = u - a_units;
-          const MatRef<const bf16>& b = g.bs[static_cast<size_t>(v / npan)];
+          const MatRef<const E>& b = g.bs[static_cast<size_t>(v / npan)];
           const int64_t j0 = v % npan * kNR;
-          pack_panel<kNR>(bits_of(b.p + j0 * b.cs), std::min<int64_t>(kNR, n - j0), k, b.cs, b.rs, kp,
-                          pb + v * kp * 2 * kNR);
+          sch.pack_b(storage(b.p + j0 * b.cs), std::min<int64_t>(kNR, n - j0), k, b.cs, b.rs, kp,
+                     pb + v * kp * st * kNR);
         }
       }
     });
     // Blocks of c: narrower column blocks until the threads have a few blocks each (one each for a
-    // single row panel packing its own b: the product then streams b, best in long runs).
-    int64_t ncp = kNcPanels;
+    // single row panel packing its own b: the product then streams b, best in long runs), then, where
+    // b is packed ahead, shorter row blocks.
+    int64_t ncp = kNcPanels, mcp = kMcPanels;
     const int64_t per_thread = own_b && mpan == 1 ? 1 : 4;
-    while (ncp > 1 && nprod * mblocks * ((npan + ncp - 1) / ncp) < per_thread * num_threads()) ncp = (ncp + 1) / 2;
-    const int64_t nblocks = (npan + ncp - 1) / ncp;
+    auto blocks = [&] { return nprod * ((mpan + mcp - 1) / mcp) * ((npan + ncp - 1) / ncp); };
+    while (ncp > 1 && blocks() < per_thread * num_threads()) ncp = (ncp + 1) / 2;
+    while (!own_b && mcp > 1 && blocks() < per_thread * num_threads()) mcp = (mcp + 1) / 2;
+    const int64_t mblocks = (mpan + mcp - 1) / mcp, nblocks = (npan + ncp - 1) / ncp;
     parallel_blocks(nprod * mblocks * nblocks, 1, [&](auto&& next) {  // Note [Dynamic blocks]
       // A tile's sums: on the stack for a single k block, else in the block's place in `sums`.
       alignas(64) float one_tile[kAmxMR * kNR];
       const int64_t ldc = nkc == 1 ? kNR : std::min(ncp, npan) * kNR;
-      const Scratch<float> sums = nkc == 1 ? Scratch<float>() : scratch<float>(std::min(kMcPanels, mpan) * mr * ldc);
+      const Scratch<float> sums = nkc == 1 ? Scratch<float>() : scratch<float>(std::min(mcp, mpan) * mr * ldc);
       // The block's column panels of b for one k block, where the block packs them.
-      const Scratch<uint16_t> bk = own_b ? scratch<uint16_t>(std::min(ncp, npan) * kcp * 2 * kNR) : Scratch<uint16_t>();
+      const Scratch<P> bk = own_b ? scratch<P>(std::min(ncp, npan) * kcp * st * kNR) : Scratch<P>();
       if (sch.tiles) tiles_begin();
       for (int64_t t = next(); t >= 0; t = next()) {
         const int64_t gi = t / (mblocks * nblocks), mb = t / nblocks % mblocks, nbk = t % nblocks;
-        const MatRef<bf16>& c = g.cs[static_cast<size_t>(gi)];
-        const uint16_t* a = pa + g.a_slot[static_cast<size_t>(gi)] * a_elems;
+        const MatRef<E>& c = g.cs[static_cast<size_t>(gi)];
+        const P* a = pa + g.a_slot[static_cast<size_t>(gi)] * a_elems;
         const int64_t b_slot = g.b_slot[static_cast<size_t>(gi)];
-        const MatRef<const bf16>& bm = g.bs[static_cast<size_t>(b_slot)];
-        const int64_t ip0 = mb * kMcPanels, ip1 = std::min(mpan, ip0 + kMcPanels);
+        const MatRef<const E>& bm = g.bs[static_cast<size_t>(b_slot)];
+        const int64_t ip0 = mb * mcp, ip1 = std::min(mpan, ip0 + mcp);
         const int64_t jp0 = nbk * ncp, jp1 = std::min(npan, jp0 + ncp);
         for (int64_t p0 = 0; p0 < kp; p0 += kcp) {
           const int64_t p1 = std::min(kp, p0 + kcp);
-          // Pairs p0..p1 of panel jp at b_k + (jp - jp0) * b_stride * 2 * kNR: in the block's own
-          // buffer, or in b packed ahead (all kp pairs of a panel together).
+          // Steps p0..p1 of panel jp at b_k + (jp - jp0) * b_stride * st * kNR: in the block's own
+          // buffer, or in b packed ahead (all kp steps of a panel together).
           const int64_t b_stride = own_b ? p1 - p0 : kp;
-          const uint16_t* b_k = own_b ? bk.get() : pb + b_slot * b_elems + (jp0 * kp + p0) * 2 * kNR;
+          const P* b_k = own_b ? bk.get() : pb + b_slot * b_elems + (jp0 * kp + p0) * st * kNR;
           if (own_b) {
-            // kPackChunk pairs at a time across the block's panels, so that each row of b is read in
+            // kPackChunk steps at a time across the block's panels, so that each row of b is read in
             // one run.
             for (int64_t q0 = p0; q0 < p1; q0 += kPackChunk) {
-              const int64_t q1 = std::min(p1, q0 + kPackChunk), kk = std::min(k - 2 * q0, 2 * (q1 - q0));
+              const int64_t q1 = std::min(p1, q0 + kPackChunk), kk = std::min(k - st * q0, st * (q1 - q0));
               for (int64_t jp = jp0; jp < jp1; ++jp) {
-                uint16_t* out = bk.get() + ((jp - jp0) * b_stride + q0 - p0) * 2 * kNR;
-                if (kk <= 0) {  // pairs of the zero padding only
-                  std::memset(out, 0, static_cast<size_t>((q1 - q0) * 2 * kNR) * sizeof(uint16_t));
+                P* out = bk.get() + ((jp - jp0) * b_stride + q0 - p0) * st * kNR;
+                if (kk <= 0) {  // steps of the zero padding only
+                  std::memset(out, 0, static_cast<size_t>((q1 - q0) * st * kNR) * sizeof(P));
                   continue;
                 }
-                pack_panel<kNR>(bits_of(bm.p + 2 * q0 * bm.rs + jp * kNR * bm.cs), std::min<int64_t>(kNR, n - jp * kNR),
-                                kk, bm.cs, bm.rs, q1 - q0, out);
+                sch.pack_b(storage(bm.p + st * q0 * bm.rs + jp * kNR * bm.cs), std::min<int64_t>(kNR, n - jp * kNR), kk,
+                           bm.cs, bm.rs, q1 - q0, out);
               }
             }
           }
           for (int64_t jp = jp0; jp < jp1; ++jp)
             for (int64_t ip = ip0; ip < ip1; ++ip) {
               float* tile = nkc == 1 ? one_tile : sums.get() + (ip - ip0) * mr * ldc + (jp - jp0) * kNR;
-              sch.kernel(a + (ip * kp + p0) * 2 * mr, b_k + (jp - jp0) * b_stride * 2 * kNR, p1 - p0, tile, ldc,
+              sch.kernel(a + (ip * kp + p0) * st * mr, b_k + (jp - jp0) * b_stride * st * kNR, p1 - p0, tile, ldc,
                          p0 > 0);
               if (p1 == kp) {
                 const int64_t i0 = ip * mr, j0 = jp * kNR;
-                store_tile(tile, ldc, std::min<int64_t>(mr, m - i0), std::min<int64_t>(kNR, n - j0),
-                           c.p + i0 * c.rs + j0 * c.cs, c.rs, c.cs);
+                sch.store(tile, ldc, std::min<int64_t>(mr, m - i0), std::min<int64_t>(kNR, n - j0),
+                          c.p + i0 * c.rs + j0 * c.cs, c.rs, c.cs);
               }
             }
         }
@@ -518,11 +680,30 @@ void gemm_bf16(int64_t count, const std::function<Bf16Gemm(int64_t)>& product, s
   }
 }
 
+}  // namespace
+
+void gemm_bf16(int64_t count, const std::function<Bf16Gemm(int64_t)>& product, simd::Isa isa) {
+  if (isa < simd::Isa::Avx512Bf16 || isa > simd::detected())
+    throw UnsupportedError(std::string("gemm_bf16: no bf16 GEMM kernel at level ") + simd::isa_name(isa) +
+                           " on this cpu (" + simd::isa_name(simd::detected()) + ")");
+  gemm_packed(count, product, isa >= simd::Isa::Amx ? kAmxScheme : kVnniScheme);
+}
+
+void gemm_f32(int64_t count, const std::function<F32Gemm(int64_t)>& product, simd::Isa isa) {
+  if (isa < simd::Isa::Avx512 || isa > simd::detected())
+    throw UnsupportedError(std::string("gemm_f32: no f32 GEMM kernel at level ") + simd::isa_name(isa) +
+                           " on this cpu (" + simd::isa_name(simd::detected()) + ")");
+  gemm_packed(count, product, kF32Scheme);
+}
+
 #else
-// simd::detected() reaches Isa::Avx512Bf16 and Isa::Amx only on x86-64, so matmul and conv never
-// call this elsewhere.
+// simd::detected() reaches Isa::Avx512 and above only on x86-64, so matmul and conv never call
+// these elsewhere.
 void gemm_bf16(int64_t, const std::function<Bf16Gemm(int64_t)>&, simd::Isa) {
   throw UnsupportedError("gemm_bf16: the bf16 GEMM kernels need an x86-64 processor with AVX512_BF16 or AMX");
+}
+void gemm_f32(int64_t, const std::function<F32Gemm(int64_t)>&, simd::Isa) {
+  throw UnsupportedError("gemm_f32: the f32 GEMM kernel needs an x86-64 processor with AVX-512");
 }
 #endif
 

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Builds the CPU library (Release) and scripts/probes/cpu_gemm.cpp on the GPU machine (its libraries
+# from .deps/root, scripts/gpu-deps.sh), then times wick's matmul for one dtype (default f32) at the
+# active level, at WICK_CPU_ISA=$ALT (default avx2: OpenBLAS for f32) and PyTorch's, in ROUNDS rounds.
+# Output to $OUT/cpu_gemm-DTYPE.log (./gpu-out if unset).
+set -u
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-./gpu-out}
+mkdir -p "$OUT"
+DT=${1:-f32}
+REPS=${REPS:-20}
+ALT=${ALT:-avx2}
+ROUNDS=${ROUNDS:-2}
+B=${BUILD:-build-cpu}
+if [ -d .deps/root ]; then
+  deps=$(pwd)/.deps/root/usr
+  export CMAKE_PREFIX_PATH=$deps
+  export LD_LIBRARY_PATH=$deps/lib/x86_64-linux-gnu:$deps/lib/x86_64-linux-gnu/openblas-openmp
+fi
+{
+  cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null && ninja -C "$B" wick >/dev/null || exit 1
+  L=$(awk '/^build wick:/{f=1} f&&/LINK_LIBRARIES/{sub(/.*LINK_LIBRARIES = /,""); print; exit}' "$B/build.ninja" |
+    sed "s|libwick_check.a||; s|libwick.a|$B/libwick.a|")
+  # shellcheck disable=SC2086
+  g++ -std=c++20 -O2 -Iinclude -o "$B/cpu_gemm" scripts/probes/cpu_gemm.cpp $L || exit 1
+  lscpu | grep -E "Model name|^CPU\(s\)|Thread|MHz|L2|L3"
+  for r in $(seq "$ROUNDS"); do
+    echo "--- round $r"
+    "$B/cpu_gemm" "$REPS" "$DT"
+    WICK_CPU_ISA=$ALT "$B/cpu_gemm" "$REPS" "$DT" | sed "s/^wick/$ALT/"
+    python3 scripts/probes/cpu_gemm.py "$REPS" "$DT"
+  done
+} 2>&1 | tee "$OUT/cpu_gemm-$DT.log"

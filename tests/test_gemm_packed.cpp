@@ -1,0 +1,403 @@
+// The bf16 GEMM of src/cpu/gemm_bf16.cpp (Note [bf16 GEMM], Note [AMX GEMM]) against f64: directly
+// on strided matrices with each of its kernels this processor runs (VDPBF16PS at Avx512Bf16, AMX
+// tiles at Amx), and through matmul at every vector level (below Avx512Bf16, the operands are
+// widened to f32 for OpenBLAS).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "backend/backend.h"
+#include "cpu/gemm.h"
+#include "cpu/simd.h"
+#include "tests/test_util.h"
+#include "wick/error.h"
+#include "wick/scalar_types.h"
+#include "wick/tensor.h"
+
+namespace wick {
+namespace {
+
+namespace simd = cpu::simd;
+
+// The levels with a bf16 GEMM kernel (Avx512Bf16, Amx) that this processor reaches.
+std::vector<simd::Isa> gemm_levels() {
+  std::vector<simd::Isa> v;
+  for (simd::Isa isa : {simd::Isa::Avx512Bf16, simd::Isa::Amx})
+    if (isa <= simd::detected()) v.push_back(isa);
+  return v;
+}
+constexpr const char* kNoGemm =
+    "no bf16 GEMM level on this cpu (AVX512_BF16 on AMD, or AMX with the OS's permission: simd.cpp detect())";
+constexpr const char* kNoF32Gemm = "no AVX-512 on this cpu: the f32 GEMM kernel does not run here";
+bool f32_gemm_runs() { return simd::detected() >= simd::Isa::Avx512; }
+
+// Where an r x c matrix's elements lie: element (i, j) at i * rs + j * cs.
+struct Layout2 {
+  const char* name;
+  int64_t rs, cs;
+  int64_t size(int64_t r, int64_t c) const { return (r - 1) * rs + (c - 1) * cs + 1; }
+};
+// Row- and column-major, each with a gap after every row / column (a window of a wider matrix),
+// and one with no unit stride.
+std::vector<Layout2> layouts(int64_t r, int64_t c) {
+  return {{"row-major", c, 1},
+          {"column-major", 1, r},
+          {"rows with gaps", c + 3, 1},
+          {"columns with gaps", 1, r + 5},
+          {"no unit stride", 2 * c + 1, 2}};
+}
+
+double value(bf16 h) { return bf16::to_f32(h.bits); }
+double value(float x) { return x; }
+uint32_t bits(bf16 h) { return h.bits; }
+uint32_t bits(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  return u;
+}
+
+// A buffer of n random values in [-1, 1].
+template <class T>
+std::vector<T> random_values(int64_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<T> v(static_cast<size_t>(n));
+  for (T& x : v) x = T(u(rng));
+  return v;
+}
+
+// gemm_bf16 or gemm_f32 at level isa.
+void gemm_at(int64_t count, const std::function<cpu::Bf16Gemm(int64_t)>& product, simd::Isa isa) {
+  cpu::gemm_bf16(count, product, isa);
+}
+void gemm_at(int64_t count, const std::function<cpu::F32Gemm(int64_t)>& product, simd::Isa isa) {
+  cpu::gemm_f32(count, product, isa);
+}
+
+// c = a @ b through the GEMM of T at level isa for one product, a, b and c laid out as la, lb, lc,
+// against the f64 product (within testing::sum_error_bound); the elements of c's buffer outside
+// c keep their value.
+template <class T>
+void check_gemm(int64_t m, int64_t n, int64_t k, const Layout2& la, const Layout2& lb, const Layout2& lc, simd::Isa isa,
+                std::mt19937& rng) {
+  SCOPED_TRACE("m " + std::to_string(m) + " n " + std::to_string(n) + " k " + std::to_string(k) + ", a " + la.name +
+               ", b " + lb.name + ", c " + lc.name);
+  const std::vector<T> a = random_values<T>(la.size(m, k), rng), b = random_values<T>(lb.size(k, n), rng);
+  std::vector<T> c(static_cast<size_t>(lc.size(m, n)), T(7.0f));
+  gemm_at(
+      1,
+      [&](int64_t) {
+        return cpu::GemmOf<T>{
+            {a.data(), m, k, la.rs, la.cs}, {b.data(), k, n, lb.rs, lb.cs}, {c.data(), m, n, lc.rs, lc.cs}};
+      },
+      isa);
+  const double half_ulp = std::is_same_v<T, bf16> ? 0x1p-8 : 0x1p-24;
+  std::vector<bool> inside(c.size(), false);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double want = 0, mag = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        const double x =
+            value(a[static_cast<size_t>(i * la.rs + p * la.cs)]) * value(b[static_cast<size_t>(p * lb.rs + j * lb.cs)]);
+        want += x;
+        mag += std::abs(x);
+      }
+      const size_t at = static_cast<size_t>(i * lc.rs + j * lc.cs);
+      inside[at] = true;
+      ASSERT_LE(std::abs(value(c[at]) - want), testing::sum_error_bound(want, mag, k, half_ulp))
+          << "element (" << i << ", " << j << ")";
+    }
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (!inside[i]) {
+      ASSERT_EQ(bits(c[i]), bits(T(7.0f))) << "outside c, at " << i;
+    }
+  }
+}
+
+// Sizes that are no multiple of the tiles (14 x 32, and 32 x 32 of 16 k-pairs for AMX), of the
+// vector width or of the k block (128 pairs; 256 for f32), and some that are, every layout of each
+// operand at least once, with each kernel of T.
+template <class T>
+void sizes_and_layouts(simd::Isa isa) {
+  SCOPED_TRACE(simd::isa_name(isa));
+  std::mt19937 rng(11);
+  const int64_t sizes[] = {1, 3, 15, 17, 31, 32, 33, 100, 257};
+  int turn = 0;
+  for (int64_t m : sizes)
+    for (int64_t n : sizes)
+      for (int64_t k : sizes) {
+        const std::vector<Layout2> la = layouts(m, k), lb = layouts(k, n), lc = layouts(m, n);
+        const size_t t = static_cast<size_t>(turn++);
+        check_gemm<T>(m, n, k, la[t % la.size()], lb[t / la.size() % lb.size()], lc[t / 3 % lc.size()], isa, rng);
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+  // larger, with several k blocks and row panels, and each operand column-major
+  check_gemm<T>(300, 500, 700, {"row-major", 700, 1}, {"row-major", 500, 1}, {"row-major", 500, 1}, isa, rng);
+  check_gemm<T>(300, 500, 700, {"column-major", 1, 300}, {"column-major", 1, 700}, {"column-major", 1, 300}, isa, rng);
+}
+
+TEST(CpuBf16Matmul, GemmSizesAndLayoutsAgainstF64) {
+  if (gemm_levels().empty()) GTEST_SKIP() << kNoGemm;
+  for (simd::Isa isa : gemm_levels()) {
+    sizes_and_layouts<bf16>(isa);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
+TEST(CpuF32Matmul, GemmSizesAndLayoutsAgainstF64) {
+  if (!f32_gemm_runs()) GTEST_SKIP() << kNoF32Gemm;
+  sizes_and_layouts<float>(simd::Isa::Avx512);
+}
+
+// Products that share operands (pointers repeat: broadcast batches) are packed once and still
+// give each product its own result, as do products packed in several groups; k == 0 writes zeros.
+template <class T>
+void batches_shared_operands_and_empty_k(simd::Isa isa) {
+  SCOPED_TRACE(simd::isa_name(isa));
+  std::mt19937 rng(12);
+  const int64_t m = 37, n = 45, k = 70, count = 6;
+  const std::vector<T> a = random_values<T>(2 * m * k, rng), b = random_values<T>(3 * k * n, rng);
+  // Products whose packed operands exceed the group limit (32 MiB: 3 of these b per group for bf16,
+  // 1 for f32) run in several groups, with the same results. (b is packed ahead only where a has
+  // more row panels than a block of c takes, as these 300 rows with either kernel; Note [bf16 GEMM
+  // packing of b].)
+  const int64_t bm = 300, bk = 1024, bn = 4096, nbig = 5;
+  const std::vector<T> big_b = random_values<T>(nbig * bk * bn, rng), small_a = random_values<T>(bm * bk, rng);
+  using Gemm = cpu::GemmOf<T>;
+  auto gemm = [&](int64_t products, const std::function<Gemm(int64_t)>& product) { gemm_at(products, product, isa); };
+  std::vector<T> c(static_cast<size_t>(count * m * n));
+  // product i: a[i % 2] @ b[i % 3]
+  gemm(count, [&](int64_t i) {
+    return Gemm{{a.data() + i % 2 * m * k, m, k, k, 1},
+                {b.data() + i % 3 * k * n, k, n, n, 1},
+                {c.data() + i * m * n, m, n, n, 1}};
+  });
+  for (int64_t i = 0; i < count; ++i) {
+    std::vector<T> one(static_cast<size_t>(m * n));
+    gemm(1, [&](int64_t) {
+      return Gemm{
+          {a.data() + i % 2 * m * k, m, k, k, 1}, {b.data() + i % 3 * k * n, k, n, n, 1}, {one.data(), m, n, n, 1}};
+    });
+    for (int64_t e = 0; e < m * n; ++e)
+      ASSERT_EQ(bits(c[static_cast<size_t>(i * m * n + e)]), bits(one[static_cast<size_t>(e)]))
+          << "product " << i << " element " << e;
+  }
+  std::vector<T> big_c(static_cast<size_t>(nbig * bm * bn)), one_c(static_cast<size_t>(bm * bn));
+  gemm(nbig, [&](int64_t i) {
+    return Gemm{{small_a.data(), bm, bk, bk, 1},
+                {big_b.data() + i * bk * bn, bk, bn, bn, 1},
+                {big_c.data() + i * bm * bn, bm, bn, bn, 1}};
+  });
+  for (int64_t i = 0; i < nbig; ++i) {
+    gemm(1, [&](int64_t) {
+      return Gemm{
+          {small_a.data(), bm, bk, bk, 1}, {big_b.data() + i * bk * bn, bk, bn, bn, 1}, {one_c.data(), bm, bn, bn, 1}};
+    });
+    for (int64_t e = 0; e < bm * bn; ++e)
+      ASSERT_EQ(bits(big_c[static_cast<size_t>(i * bm * bn + e)]), bits(one_c[static_cast<size_t>(e)]))
+          << "large product " << i << " element " << e;
+  }
+  std::vector<T> z(static_cast<size_t>(m * n), T(7.0f));
+  gemm(1, [&](int64_t) { return Gemm{{a.data(), m, 0, 1, 1}, {b.data(), 0, n, 1, 1}, {z.data(), m, n, n, 1}}; });
+  for (const T& x : z) ASSERT_EQ(bits(x), bits(T(0.0f)));
+}
+
+TEST(CpuBf16Matmul, GemmBatchesSharedOperandsAndEmptyK) {
+  if (gemm_levels().empty()) GTEST_SKIP() << kNoGemm;
+  for (simd::Isa isa : gemm_levels()) {
+    batches_shared_operands_and_empty_k<bf16>(isa);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
+TEST(CpuF32Matmul, GemmBatchesSharedOperandsAndEmptyK) {
+  if (!f32_gemm_runs()) GTEST_SKIP() << kNoF32Gemm;
+  batches_shared_operands_and_empty_k<float>(simd::Isa::Avx512);
+}
+
+// gemm_bf16 and gemm_f32 refuse the levels without a kernel and those above this processor's.
+TEST(CpuPackedGemm, RejectsLevelsWithoutAKernel) {
+  const bf16 one(1.0f);
+  bf16 out(0.0f);
+  auto bf16_at = [&](simd::Isa isa) {
+    cpu::gemm_bf16(
+        1,
+        [&](int64_t) {
+          return cpu::Bf16Gemm{{&one, 1, 1, 1, 1}, {&one, 1, 1, 1, 1}, {&out, 1, 1, 1, 1}};
+        },
+        isa);
+  };
+  EXPECT_THROW(bf16_at(simd::Isa::Avx512), UnsupportedError);
+  for (simd::Isa isa : {simd::Isa::Avx512Bf16, simd::Isa::Amx}) {
+    SCOPED_TRACE(simd::isa_name(isa));
+    if (isa > simd::detected()) {
+      EXPECT_THROW(bf16_at(isa), UnsupportedError);
+    } else {
+      out = bf16(0.0f);
+      bf16_at(isa);
+      EXPECT_EQ(out.bits, one.bits);
+    }
+  }
+  const float two = 2.0f;
+  float f = 0.0f;
+  auto f32_at = [&](simd::Isa isa) {
+    cpu::gemm_f32(
+        1,
+        [&](int64_t) {
+          return cpu::F32Gemm{{&two, 1, 1, 1, 1}, {&two, 1, 1, 1, 1}, {&f, 1, 1, 1, 1}};
+        },
+        isa);
+  };
+  EXPECT_THROW(f32_at(simd::Isa::Avx2), UnsupportedError);
+  for (int lv = static_cast<int>(simd::Isa::Avx512); lv <= static_cast<int>(simd::Isa::Amx); ++lv) {
+    const simd::Isa isa = static_cast<simd::Isa>(lv);
+    SCOPED_TRACE(simd::isa_name(isa));
+    if (isa > simd::detected()) {
+      EXPECT_THROW(f32_at(isa), UnsupportedError);
+    } else {
+      f = 0.0f;
+      f32_at(isa);
+      EXPECT_EQ(f, 4.0f);
+    }
+  }
+}
+
+// a @ b at level isa through cpu::matmul_at (operands of rank 2 or more).
+Tensor matmul_at(const Tensor& a, const Tensor& b, simd::Isa isa) {
+  const Shape ab(a.shape().begin(), a.shape().end() - 2), bb(b.shape().begin(), b.shape().end() - 2);
+  Shape as = broadcast_shapes(ab, bb, "test"), bs = as, cs = as;
+  for (Shape* s : {&as, &bs, &cs}) s->push_back(s == &bs ? b.dim(-2) : a.dim(-2));
+  for (Shape* s : {&as, &bs, &cs}) s->push_back(s == &as ? a.dim(-1) : b.dim(-1));
+  const Tensor c = Tensor::zeros(cs, a.dtype());
+  cpu::matmul_at(TensorArg(a.broadcast_as(as)), TensorArg(b.broadcast_as(bs)), TensorArg(c), isa);
+  return c;
+}
+
+// matmul of dtype dt at every level (bf16: its GEMM at Avx512Bf16 (VDPBF16PS) and Amx (tiles),
+// widening below; f32: its GEMM from Avx512 up where a product is large enough (here 300 x 700 @
+// 700 x 500), OpenBLAS otherwise; f16: widened to f32 for those);
+// batches, broadcast batches, transposed and sliced operands, a large product, zero sizes and
+// k == 0.
+void every_level_against_f64(DType dt) {
+  auto randu = [dt](const Shape& s) { return Tensor::rand_uniform(s, DType::F32, -1, 1).to_dtype(dt); };
+  const Tensor a3 = randu({3, 33, 100}), b3 = randu({3, 100, 17}), b1 = randu({100, 17});
+  const Tensor wide = randu({33, 130}).narrow(1, 20, 100);  // rows with a gap
+  const Tensor big_a = randu({300, 700}), big_b = randu({700, 500});
+  for (int lv = 0; lv <= static_cast<int>(simd::detected()); ++lv) {
+    const simd::Isa isa = static_cast<simd::Isa>(lv);
+    SCOPED_TRACE(simd::isa_name(isa));
+    auto check = [&](const Tensor& a, const Tensor& b, const std::string& what) {
+      SCOPED_TRACE(what);
+      testing::expect_product_close(matmul_at(a, b, isa), a, b);
+    };
+    check(a3, b3, "batched");
+    check(a3, b1, "broadcast b");
+    check(b1.t(), a3.transpose(1, 2), "broadcast a, transposed b");
+    check(randu({2, 1, 33, 100}), b3, "broadcast batch dims");
+    check(a3.transpose(1, 2).contiguous().transpose(1, 2), b3.transpose(1, 2).contiguous().transpose(1, 2),
+          "column-major operands");
+    check(wide, b3.select(0, 2), "row-strided a");
+    check(randu({33, 100, 2}).select(2, 1), b1, "a without a unit stride");
+    check(big_a, big_b, "300 x 700 @ 700 x 500");
+    check(big_a, big_a.t().contiguous(), "300 x 700 @ 700 x 300 from a row-major 300 x 700, transposed");
+    EXPECT_EQ(matmul_at(randu({0, 5}), randu({5, 4}), isa).shape(), Shape({0, 4}));
+    EXPECT_EQ(matmul_at(randu({2, 6, 5}), randu({5, 0}), isa).shape(), Shape({2, 6, 0}));
+    const Tensor z = matmul_at(randu({3, 0}), randu({0, 4}), isa);
+    EXPECT_EQ(z.to_dtype(DType::F32).to_vector<float>(), std::vector<float>(12, 0.f));
+  }
+}
+
+TEST(CpuBf16Matmul, EveryLevelAgainstF64) { every_level_against_f64(DType::BF16); }
+TEST(CpuF32Matmul, EveryLevelAgainstF64) { every_level_against_f64(DType::F32); }
+TEST(CpuF16Matmul, EveryLevelAgainstF64) { every_level_against_f64(DType::F16); }
+
+// Forward bf16 convolutions run im2col and the bf16 GEMM from Avx512Bf16 up (conv.cpp): against the
+// same inputs in f64 on whatever level is active, with groups, strides, dilation, a 1x1 kernel read
+// in place, an odd number of terms and a channels-last input.
+TEST(CpuBf16Matmul, Conv2dAgainstF64) {
+  auto randu = [](const Shape& s) { return Tensor::rand_uniform(s, DType::F32, -1, 1).to_dtype(DType::BF16); };
+  struct Case {
+    const char* what;
+    Tensor x;
+    Shape w;
+    Conv2dParams p;
+  };
+  const Case cases[] = {
+      {"3x3 padding 1", randu({2, 6, 11, 13}), {4, 6, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1, {0, 0}}},
+      {"2 groups, stride 2", randu({1, 8, 16, 9}), {6, 4, 3, 3}, {{2, 2}, {0, 1}, {1, 1}, 2, {0, 0}}},
+      {"dilation 2, 5 terms per channel", randu({1, 3, 15, 20}), {40, 3, 1, 5}, {{1, 1}, {0, 2}, {2, 2}, 1, {0, 0}}},
+      {"1x1", randu({3, 20, 7, 9}), {17, 20, 1, 1}, {}},
+      {"channels-last input", randu({2, 9, 10, 5}).transpose(1, 3), {7, 5, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1, {0, 0}}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    const Tensor w = randu(c.w);
+    const Tensor x64 = c.x.to_dtype(DType::F64), w64 = w.to_dtype(DType::F64);
+    testing::expect_sums_close(c.x.conv2d(w, c.p), x64.conv2d(w64, c.p), x64.abs().conv2d(w64.abs(), c.p),
+                               c.w[1] * c.w[2] * c.w[3]);
+  }
+}
+
+// VDPBF16PS and TDPBF16PS treat denormal inputs as zero and flush denormal sums to zero (Note
+// [bf16 GEMM], Note [AMX GEMM]); the widening path and f32 (wick's kernel, Note [f32 GEMM], and
+// OpenBLAS) keep both. Infinities and NaN propagate on all (with AMX through the zeros that pad k
+// to 32 in both operands: no 0 * inf).
+const float kDenormal = std::ldexp(1.f, -130);  // a bf16 and an f32 denormal
+const float kInf = std::numeric_limits<float>::infinity();
+// row 0: d times 2^20 (a normal product), times 1 (a denormal one); row 1: 2^-63 times 2^20, times
+// 1, times 2^-65 (a denormal product of normal inputs); rows 2 and 3: inf, and inf * 0
+const std::vector<float> kSpecialA = {kDenormal, 0, std::ldexp(1.f, -63), 0, kInf, 0, 0, kInf};  // 4 x 2
+const std::vector<float> kSpecialB = {std::ldexp(1.f, 20), 1, std::ldexp(1.f, -65), 0, 0, 1};    // 2 x 3
+
+// c = kSpecialA @ kSpecialB (4 x 3, row-major), denormals flushed or kept.
+void expect_special_products(const std::vector<float>& c, bool flush) {
+  ASSERT_EQ(c.size(), 12u);
+  EXPECT_EQ(c[0], flush ? 0.f : std::ldexp(1.f, -110));
+  EXPECT_EQ(c[1], flush ? 0.f : kDenormal);
+  EXPECT_EQ(c[2], 0.f);
+  EXPECT_EQ(c[3], std::ldexp(1.f, -43));
+  EXPECT_EQ(c[4], std::ldexp(1.f, -63));
+  EXPECT_EQ(c[5], flush ? 0.f : std::ldexp(1.f, -128));
+  for (int j = 6; j < 9; ++j) EXPECT_EQ(c[j], kInf) << j;
+  EXPECT_TRUE(std::isnan(c[9]) && std::isnan(c[10])) << c[9] << " " << c[10];
+  EXPECT_EQ(c[11], kInf);
+}
+
+// Through matmul at every level.
+void denormals_inf_and_nan(DType dt) {
+  const Tensor a = Tensor::from_vector<float>(kSpecialA, {4, 2}).to_dtype(dt);
+  const Tensor b = Tensor::from_vector<float>(kSpecialB, {2, 3}).to_dtype(dt);
+  for (int lv = 0; lv <= static_cast<int>(simd::detected()); ++lv) {
+    const simd::Isa isa = static_cast<simd::Isa>(lv);
+    SCOPED_TRACE(simd::isa_name(isa));
+    expect_special_products(matmul_at(a, b, isa).to_dtype(DType::F32).to_vector<float>(),
+                            dt == DType::BF16 && isa >= simd::Isa::Avx512Bf16);
+  }
+}
+
+TEST(CpuBf16Matmul, DenormalsInfAndNaN) { denormals_inf_and_nan(DType::BF16); }
+TEST(CpuF32Matmul, DenormalsInfAndNaN) { denormals_inf_and_nan(DType::F32); }
+
+// matmul gives products this small to OpenBLAS: gemm_f32 itself, with a c of a tile's 14 x 32 and a
+// and b padded to it (the padding zeros meet inf in a's rows and b's columns past the product).
+TEST(CpuF32Matmul, GemmDenormalsInfAndNaN) {
+  if (!f32_gemm_runs()) GTEST_SKIP() << kNoF32Gemm;
+  std::vector<float> c(12, 7.0f);
+  cpu::gemm_f32(
+      1,
+      [&](int64_t) {
+        return cpu::F32Gemm{{kSpecialA.data(), 4, 2, 2, 1}, {kSpecialB.data(), 2, 3, 3, 1}, {c.data(), 4, 3, 3, 1}};
+      },
+      simd::Isa::Avx512);
+  expect_special_products(c, false);
+}
+
+}  // namespace
+}  // namespace wick
