@@ -150,11 +150,12 @@ void blas_call(bool ta, bool tb, blasint m, blasint n, blasint k, const double* 
 // Blocks were 8-12% slower than OpenBLAS's threads at 2048^3 (19.0-19.8 ms against 17.7-18.2)
 // and 512x4096 @ 4096x4096 (21.3-22.0 against 18.9-19.9), hence kBlockedGemmMax.
 constexpr double kBlockedGemm = 64.0 * 1024 * 1024;
+constexpr double kBlockedGemmMax = 2048.0 * 1024 * 1024;
+constexpr int64_t kThinGemm = 128;
+
 // Where matmul runs f32 on wick's kernel (Note [f32 GEMM] in gemm_packed.cpp).
 constexpr double kOwnF32Min = 2.0 * 1024 * 1024;
 constexpr double kOwnF32PerThread = 4.0 * 1024 * 1024;
-constexpr double kBlockedGemmMax = 2048.0 * 1024 * 1024;
-constexpr int64_t kThinGemm = 128;
 
 // Runs the product in blocks (Note [CPU GEMM blocks per thread]), or returns false where the
 // threads cannot all get a block that is not empty.
@@ -465,7 +466,7 @@ void matmul_at(const TensorArg& a, const TensorArg& b, const TensorArg& dst, sim
   // widened to f32) from kOwnF32Min multiply-adds up run on wick's kernel from Avx512 up, smaller
   // ones on OpenBLAS (Note [f32 GEMM]).
   const bool own_bf16 = dst.dtype == DType::BF16 && isa >= simd::Isa::Avx512Bf16;
-  const bool own_f32 = isa >= simd::Isa::Avx512 && work >= kOwnF32Min;
+  const bool own_f32 = dst.dtype != DType::F64 && isa >= simd::Isa::Avx512 && work >= kOwnF32Min;
   const bool spread = own_bf16 || (own_f32 && work >= kOwnF32PerThread);
   const int64_t grain = work < kSmallGemm                ? std::max<int64_t>(1, static_cast<int64_t>(32768 / work))
                         : nb >= num_threads() && !spread ? 1
