@@ -357,8 +357,10 @@ WICK_BF16 void pack_rows(const uint16_t* src, int64_t rows, int64_t k, int64_t s
 // groups, b packed per block where one block of rows covers all of a), with k blocks of
 // kF32KcMax steps, so that a panel of b (32 KiB) stays in L1 while the block's panels of a
 // stream past it. Packing copies 16 lanes at a time where the lanes are adjacent in memory (a
-// column-major a, a row-major b), gathers them where each lane's k is (a row-major a, b = W^T of a
-// row-major W), and copies element by element otherwise.
+// column-major a, a row-major b), transposes blocks of 16 lanes by 16 k in registers where each
+// lane's k is adjacent (a row-major a, b = W^T of a row-major W), and copies element by element
+// otherwise. (Gathers did the transposing first; on one Zen 4 core the transposes took a 64^3
+// product from 8.1 to 6.3 us, against OpenBLAS's 4.6.)
 //
 // Accumulation order: each output is one chain of fused multiply-adds over k in increasing order,
 // starting at 0 (a k block goes on from the sums the last one left), each step rounded to nearest
