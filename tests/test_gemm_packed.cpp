@@ -1,7 +1,7 @@
-// The bf16 GEMM of src/cpu/gemm_bf16.cpp (Note [bf16 GEMM], Note [AMX GEMM]) against f64: directly
-// on strided matrices with each of its kernels this processor runs (VDPBF16PS at Avx512Bf16, AMX
-// tiles at Amx), and through matmul at every vector level (below Avx512Bf16, the operands are
-// widened to f32 for OpenBLAS).
+// The packed GEMMs of src/cpu/gemm_packed.cpp (Note [bf16 GEMM], Note [AMX GEMM], Note [f32 GEMM])
+// against f64: directly on strided matrices with each of the kernels this processor runs (VDPBF16PS
+// at Avx512Bf16, AMX tiles at Amx, the f32 kernel from Avx512 up), and through matmul and conv2d at
+// every vector level (below those, the operands are widened to f32 for OpenBLAS).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -318,30 +318,78 @@ TEST(CpuBf16Matmul, EveryLevelAgainstF64) { every_level_against_f64(DType::BF16)
 TEST(CpuF32Matmul, EveryLevelAgainstF64) { every_level_against_f64(DType::F32); }
 TEST(CpuF16Matmul, EveryLevelAgainstF64) { every_level_against_f64(DType::F16); }
 
-// Forward bf16 convolutions run im2col and the bf16 GEMM from Avx512Bf16 up (conv.cpp): against the
-// same inputs in f64 on whatever level is active, with groups, strides, dilation, a 1x1 kernel read
-// in place, an odd number of terms and a channels-last input.
-TEST(CpuBf16Matmul, Conv2dAgainstF64) {
-  auto randu = [](const Shape& s) { return Tensor::rand_uniform(s, DType::F32, -1, 1).to_dtype(DType::BF16); };
+// conv2d at level isa through cpu::conv2d_at.
+Tensor conv2d_at(const Tensor& x, const Tensor& w, const Conv2dParams& p, simd::Isa isa) {
+  auto out_size = [&](int d) {
+    return (x.dim(2 + d) + 2 * p.padding[d] - p.dilation[d] * (w.dim(2 + d) - 1) - 1) / p.stride[d] + 1;
+  };
+  const Tensor c = Tensor::zeros({x.dim(0), w.dim(0), out_size(0), out_size(1)}, x.dtype());
+  cpu::conv2d_at(TensorArg(x), TensorArg(w), TensorArg(c), p, isa);
+  return c;
+}
+
+// Forward convolutions at every level against the same inputs in f64 (Note [CPU conv on the packed
+// GEMMs] in conv.cpp): f32, and f16 widened to f32, on wick's f32 GEMM from Avx512 up where a
+// product reaches kOwnF32Min, OpenBLAS otherwise; bf16 on the bf16 GEMMs from Avx512Bf16 up; f64
+// on OpenBLAS. Groups, strides, dilation, uneven padding, the 1x1 kernel read in place, a
+// channels-last input, c_out / groups over 112 (b packed ahead), an odd number of terms, output
+// rows narrower than a panel, several
+// samples sharing the packed weights; and, for f32, one image whose packed im2col would outgrow the
+// packing limit (the blocks then make their own).
+TEST(CpuPackedConv, EveryLevelAgainstF64) {
   struct Case {
     const char* what;
-    Tensor x;
-    Shape w;
+    Shape x, w;
     Conv2dParams p;
+    bool channels_last = false;
+    bool f32_only = false;
   };
   const Case cases[] = {
-      {"3x3 padding 1", randu({2, 6, 11, 13}), {4, 6, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1, {0, 0}}},
-      {"2 groups, stride 2", randu({1, 8, 16, 9}), {6, 4, 3, 3}, {{2, 2}, {0, 1}, {1, 1}, 2, {0, 0}}},
-      {"dilation 2, 5 terms per channel", randu({1, 3, 15, 20}), {40, 3, 1, 5}, {{1, 1}, {0, 2}, {2, 2}, 1, {0, 0}}},
-      {"1x1", randu({3, 20, 7, 9}), {17, 20, 1, 1}, {}},
-      {"channels-last input", randu({2, 9, 10, 5}).transpose(1, 3), {7, 5, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1, {0, 0}}},
+      {"3x3 padding 1", {2, 6, 11, 13}, {4, 6, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1, {0, 0}}},
+      {"2 groups, stride 2", {1, 8, 16, 9}, {6, 4, 3, 3}, {{2, 2}, {0, 1}, {1, 1}, 2, {0, 0}}},
+      {"dilation 2, 5 terms per channel", {1, 3, 15, 20}, {40, 3, 1, 5}, {{1, 1}, {0, 2}, {2, 2}, 1, {0, 0}}},
+      {"1x1", {3, 20, 7, 9}, {17, 20, 1, 1}, {}},
+      {"channels-last input", {2, 5, 9, 10}, {7, 5, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1, {0, 0}}, true},
+      {"64 channels 3x3", {2, 64, 20, 24}, {24, 64, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1, {0, 0}}},
+      {"2 groups of 120 outputs, stride 2 x 3, dilation 1 x 2",
+       {2, 32, 40, 61},
+       {240, 16, 3, 3},
+       {{2, 3}, {1, 2}, {1, 2}, 2, {0, 0}}},
+      {"rows of 3 pixels", {2, 128, 40, 3}, {32, 128, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1, {0, 0}}},
+      {"1x1, 96 channels, 3 samples", {3, 96, 30, 31}, {40, 96, 1, 1}, {}},
+      {"channels-last, 37 channels, 3x2 padding 2 x 0",
+       {2, 37, 33, 29},
+       {50, 37, 3, 2},
+       {{1, 1}, {2, 0}, {1, 1}, 1, {0, 0}},
+       true},
+      {"128x128 image, 128 outputs",
+       {1, 64, 128, 128},
+       {128, 64, 3, 3},
+       {{1, 1}, {1, 1}, {1, 1}, 1, {0, 0}},
+       false,
+       true},
   };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.what);
-    const Tensor w = randu(c.w);
-    const Tensor x64 = c.x.to_dtype(DType::F64), w64 = w.to_dtype(DType::F64);
-    testing::expect_sums_close(c.x.conv2d(w, c.p), x64.conv2d(w64, c.p), x64.abs().conv2d(w64.abs(), c.p),
-                               c.w[1] * c.w[2] * c.w[3]);
+  for (DType dt : {DType::F32, DType::F16, DType::BF16, DType::F64}) {
+    SCOPED_TRACE(dtype_name(dt));
+    auto randu = [dt](const Shape& s) { return Tensor::rand_uniform(s, DType::F32, -1, 1).to_dtype(dt); };
+    for (const Case& c : cases) {
+      if (c.f32_only && dt != DType::F32) continue;
+      SCOPED_TRACE(c.what);
+      Tensor x = randu(c.x);
+      if (c.channels_last) x = x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+      const Tensor w = randu(c.w);
+      const Tensor x64 = x.to_dtype(DType::F64), w64 = w.to_dtype(DType::F64);
+      const Tensor want = x64.conv2d(w64, c.p), mag = x64.abs().conv2d(w64.abs(), c.p);
+      for (int lv = 0; lv <= static_cast<int>(simd::detected()); ++lv) {
+        const simd::Isa isa = static_cast<simd::Isa>(lv);
+        SCOPED_TRACE(simd::isa_name(isa));
+        testing::expect_sums_close(conv2d_at(x, w, c.p, isa), want, mag, c.w[1] * c.w[2] * c.w[3]);
+      }
+    }
+  }
+  if (simd::detected() < simd::Isa::Amx) {
+    const Tensor x = Tensor::rand_uniform({1, 2, 3, 3}, DType::F32, -1, 1);
+    EXPECT_THROW(conv2d_at(x, x.narrow(2, 0, 1).narrow(3, 0, 1), {}, simd::Isa::Amx), UnsupportedError);
   }
 }
 

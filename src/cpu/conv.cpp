@@ -1,10 +1,10 @@
 // Convolutions on the CPU: im2col + GEMM (forward, in blocks of output pixels) and GEMM + col2im
 // (transposed, in blocks of output channels), through OpenBLAS (Note [CPU conv blocks]). bf16 /
 // f16 / f8 operands are widened to f32 once, multiplied with sgemm, and the result is rounded to
-// the dtype once; f64 uses dgemm. Forward bf16 convolutions on AVX512_BF16 or AMX
-// (simd::Isa::Avx512Bf16 and above) stay in bf16 instead: im2col in bf16 and wick's bf16 GEMM
-// (Note [bf16 GEMM] in gemm_packed.cpp), which writes the output directly. The 1-d convolutions run
-// as 2-d ones with a height of 1.
+// the dtype once; f64 uses dgemm. From AVX-512 up the forward convolutions run on wick's packed
+// GEMMs instead, which make the im2col as they pack it (Note [CPU conv on the packed GEMMs]): f32
+// (and f16 / f8 widened to f32) from simd::Isa::Avx512, bf16 in bf16 from Isa::Avx512Bf16. The
+// 1-d convolutions run as 2-d ones with a height of 1.
 #include <cblas.h>
 
 #include <algorithm>
@@ -13,6 +13,11 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <vector>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#endif
 
 #include "backend/conv_geom.h"
 #include "backend/conv_math.h"
@@ -113,17 +118,6 @@ void im2col_cols(const A* x, A* col, const Geom& g, int64_t p0, int64_t p1) {
     im2col_row(x + r / (g.kh * g.kw) * g.h * g.w, col + r * (p1 - p0), g, (r / g.kw) % g.kh, r % g.kw, p0, p1);
 }
 
-// col[(c, i, j), (oh, ow)] = x[c, oh*sh - ph + i*dh, ow*sw - pw + j*dw], zero in the padding.
-// x is one sample [c_in, h, w]; rows are independent, so they are split across threads.
-template <class A>
-void im2col(const A* x, A* col, const Geom& g) {
-  const int64_t rows = g.c_in * g.kh * g.kw, plane = g.oh * g.ow;
-  parallel_for(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(plane, 1)), [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r)
-      im2col_row(x + r / (g.kh * g.kw) * g.h * g.w, col + r * plane, g, (r / g.kw) % g.kh, r % g.kw, 0, plane);
-  });
-}
-
 // The adjoint of im2col for one output channel of one sample: o[ih*sh - ph + i*dh, iw*sw - pw +
 // j*dw] += colc[(i, j), (ih, iw)], o ([oh, ow]) overwritten; colc is the channel's kh * kw rows.
 template <class A>
@@ -174,7 +168,8 @@ struct ConvArrays {
 };
 
 // Note [CPU conv blocks]
-// The f32 / f64 forward convolution is cut into blocks of (sample, run of output pixels), spread
+// Below Isa::Avx512, for f64 and for small products (Note [CPU conv on the packed GEMMs]), the
+// f32 / f64 forward convolution is cut into blocks of (sample, run of output pixels), spread
 // over the threads: each block's im2col (kConvBlockBytes at most) goes to its thread's buffer and
 // is multiplied right away, while it is still in that core's cache, by one single-threaded BLAS call
 // per group (OpenBLAS's OpenMP build runs on the calling thread inside a parallel region) writing
@@ -264,49 +259,292 @@ void forward_blocks(const ConvArrays<A, T>& v, const Geom& g, const char* op) {
   });
 }
 
-// The forward convolution with the GEMM in A: f32 or f64 through BLAS (forward_blocks), or bf16
-// through gemm_bf16 a sample at a time.
-template <class A, class T>
-void forward_in(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Geom& g, const char* op) {
-  const ConvArrays<A, T> v(x, w, dst);  // v.w: [c_out, c_in/groups * kh * kw]
-  if constexpr (!std::is_same_v<A, bf16>) {
-    forward_blocks(v, g, op);
-  } else {
-    Scratch<A> hcol;
-    const int64_t cg = g.c_in / g.groups, cog = g.c_out / g.groups;
-    const int64_t kg = cg * g.kh * g.kw, in_plane = g.h * g.w, out_plane = g.oh * g.ow;
-    const bool direct = reads_input_as_is(g);
-    if (!direct) hcol = scratch<A>(g.c_in * g.kh * g.kw * out_plane);
-    for (int64_t n = 0; n < g.n; ++n) {
-      const A* xn = v.x + n * g.c_in * in_plane;
-      const A* col = xn;
-      if (!direct) {
-        im2col(xn, hcol.get(), g);
-        col = hcol.get();
+// Note [CPU conv on the packed GEMMs]
+// From Isa::Avx512 up the forward f32 convolution (f16 and f8 widened to f32) runs on wick's f32
+// GEMM (Note [f32 GEMM] in gemm_packed.cpp), and bf16 from Isa::Avx512Bf16 up on its bf16 GEMMs,
+// with no im2col matrix: one product per sample and group (the group's weights, c_out / groups
+// rows, times its im2col), all in one call, each b an Im2col source (gemm.h MatSource). The GEMM
+// asks the source for the rows of a panel of 32 output pixels, 64 k at a time, into a buffer in L1
+// that it packs from right away, before the products that read the panel; the weights are packed
+// once for all samples. Blocks of c whose b comes from a source span as many row panels as keep
+// a's part of one k block within 512 KiB (kSourceABytes), so that a panel is made once per block
+// of rows, usually once in all, and nothing as large as the im2col is written to memory.
+//   The source works per chunk of 32 pixels: it splits them into runs that lie in one output row
+// (pixel_runs), and for each tap (i, j) of the kernel and run works out the lanes whose input
+// lies inside the image and where they start (tap_lanes; a table per chunk, since the rows of b
+// take the taps in turn, channel after channel). A row is then one masked load per run and 16
+// lanes (a gather at a column stride above 1; bf16 at such strides copies element by element)
+// into zeroed lanes: the padding costs nothing. im2col_row, one call a row, had taken a third of
+// the op (conv2d N2 C64 56x56 3x3 f32 on one Zen 4 with 2 threads, in-process samples: 37% in
+// im2col and its copies, 12% once the rows were vector loads with the taps worked out per chunk).
+//   The last row panel of a runs a kernel of its own height (f32_kernel_rows), so c_out = 64 costs
+// 64 rows of multiply-adds, not 70 (five panels of 14).
+// On the GPU machine's 16-core Xeon (scripts/probes/cpu_conv.sh, 3 rounds; "before": the previous
+// commit's build, OpenBLAS in blocks for f32, a whole sample's im2col then gemm_bf16 for bf16):
+//   conv2d N2 C64->64 56x56 3x3 f32: 0.49-0.63 ms, before 0.76-0.86 (torch 0.54-0.88);
+//   the same in bf16: 0.19-0.25 ms, before 0.35-0.37 (torch 0.34-0.42);
+//   conv1d N2 C256->256 L4096 k3 f32: 3.26-3.43 ms, before 3.5-5.3 (torch 6.7-7.3).
+// On one Zen 4 with 2 threads against OpenBLAS (WICK_CPU_ISA=avx2) in the same runs: conv2d f32
+// 2.52-2.65 against 2.77-2.78 ms, conv1d 16.0 against 17.9-18.2 (with blocks of at most 8 row
+// panels, each making b again: 17.9-18.1; with b packed ahead, an im2col's size through memory:
+// 17.6-18.2).
+//   Not kept: the transposed convolution's block GEMMs (Note [CPU conv blocks]) on the f32 GEMM,
+// one call a block: 9% faster on the Zen 4, on the Xeon conv_transpose2d N2 C64 56x56 3x3 took
+// 0.73-1.07 ms against 0.72-0.80 before (each block packs the sample's whole input again as b).
+// Products under kOwnF32Min multiply-adds stay on OpenBLAS, as in matmul; f64 always does.
+
+// What the Im2col sources of one convolution share: the geometry, and per kernel column j the
+// output columns whose input column lies inside the image (convmath::valid_range).
+struct Im2colPlan {
+  Geom g;
+  std::vector<int64_t> wlo, whi;
+  bool vector_rows;  // Im2col::rows may take the AVX-512 path (Note [CPU conv on the packed GEMMs])
+  Im2colPlan(const Geom& geom, bool vectors) : g(geom), wlo(static_cast<size_t>(geom.kw)), whi(wlo) {
+    for (int64_t j = 0; j < g.kw; ++j)
+      convmath::valid_range(j * g.dw - g.pw, g.sw, g.w, g.ow, &wlo[static_cast<size_t>(j)],
+                            &whi[static_cast<size_t>(j)]);
+    // Lane offsets are 32-bit (gathers); one channel's plane and the reach of a 32-pixel run stay
+    // well inside that.
+    vector_rows = vectors && g.h * g.w + 64 * (g.sw + 1) < (int64_t{1} << 30) && g.w < (int64_t{1} << 20);
+  }
+};
+
+// A run of output pixels inside one output row: pixels lane0 .. lane0 + lanes - 1 of a chunk of 32
+// are columns ow0 .. ow0 + lanes - 1 of output row oh.
+struct PixelRun {
+  int64_t oh, ow0;
+  int lane0, lanes;
+};
+
+// The runs of the `count` (<= 32) output pixels from p0 on; returns how many.
+int pixel_runs(const Geom& g, int64_t p0, int64_t count, PixelRun* run) {
+  int n = 0;
+  int64_t oh = p0 / g.ow, ow = p0 - oh * g.ow;
+  for (int64_t q = 0; q < count; ++oh, ow = 0) {
+    const int64_t len = std::min(count - q, g.ow - ow);
+    run[n++] = {oh, ow, static_cast<int>(q), static_cast<int>(len)};
+    q += len;
+  }
+  return n;
+}
+
+// Per output pixel run and kernel tap (c, i, j): the lanes of the run whose input lies inside the
+// image (a mask over the chunk's 32 lanes, 0 if none) and the offset e in channel c's plane such
+// that lane l reads element e + l * sw.
+struct TapLanes {
+  uint32_t mask;
+  int64_t e;
+};
+inline TapLanes tap_lanes(const Im2colPlan& pl, const PixelRun& r, int64_t i, int64_t j) {
+  const Geom& g = pl.g;
+  const int64_t ih = convmath::conv_in_pos(r.oh, i, g.sh, g.ph, g.dh);
+  if (ih < 0 || ih >= g.h) return {0, 0};
+  const int64_t lo = std::max(r.ow0, pl.wlo[static_cast<size_t>(j)]);
+  const int64_t hi = std::min(r.ow0 + r.lanes, pl.whi[static_cast<size_t>(j)]);
+  if (lo >= hi) return {0, 0};
+  const int64_t l0 = r.lane0 + lo - r.ow0, l1 = r.lane0 + hi - r.ow0;
+  const uint32_t upto = l1 >= 32 ? ~0u : (1u << l1) - 1;
+  return {upto & ~((1u << l0) - 1), ih * g.w + (r.ow0 - r.lane0) * g.sw + j * g.dw - g.pw};
+}
+
+// The pixel runs of one chunk of up to 32 output pixels and the lanes of every tap (i, j) over them.
+// Rows of an Im2col take the taps in turn, channel after channel, so where a call spans every tap
+// the lanes are worked out once per chunk (a table of taps x runs), else row by row.
+class ChunkTaps {
+ public:
+  ChunkTaps(const Im2colPlan& pl, int64_t p0, int64_t count, int64_t rows) : pl_(pl) {
+    nr_ = pixel_runs(pl.g, p0, count, run_);
+    const int64_t taps = pl.g.kh * pl.g.kw;
+    table_ = rows >= taps && taps * nr_ <= kTable;
+    if (table_)
+      for (int64_t t = 0; t < taps; ++t)
+        for (int u = 0; u < nr_; ++u) lanes_[t * nr_ + u] = tap_lanes(pl, run_[u], t / pl.g.kw, t % pl.g.kw);
+  }
+  int runs() const { return nr_; }
+  // The lanes of tap (i, j) over the runs.
+  const TapLanes* lanes(int64_t i, int64_t j) {
+    if (table_) return lanes_ + (i * pl_.g.kw + j) * nr_;
+    for (int u = 0; u < nr_; ++u) row_[u] = tap_lanes(pl_, run_[u], i, j);
+    return row_;
+  }
+
+ private:
+  static constexpr int64_t kTable = 128;
+  const Im2colPlan& pl_;
+  PixelRun run_[32];
+  int nr_;
+  bool table_;
+  TapLanes lanes_[kTable], row_[32];
+};
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define WICK_CONV_AVX512 1
+// x + e as an address, for masked loads and gathers whose first lanes may lie before x (masked off:
+// they are never read).
+template <class A>
+inline const A* at_offset(const A* x, int64_t e) {
+  return reinterpret_cast<const A*>(reinterpret_cast<uintptr_t>(x) + static_cast<uintptr_t>(e) * sizeof(A));
+}
+
+// Rows k0 .. k0 + kk of an Im2col over the output pixels j0 .. j0 + cols, 32 lanes at a time: each
+// row's lanes start at zero (the padding) and take the lanes of each pixel run inside the image by
+// one masked load (a gather for sw > 1) per 16 lanes.
+__attribute__((target("avx512f"))) void im2col_rows_f32(const Im2colPlan& pl, const float* x, int64_t k0, int64_t kk,
+                                                        int64_t j0, int64_t cols, float* out, int64_t ld) {
+  const Geom& g = pl.g;
+  const int64_t taps = g.kh * g.kw, plane = g.h * g.w;
+  const __m512i lane_idx = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                              _mm512_set1_epi32(static_cast<int>(g.sw)));
+  for (int64_t q0 = 0; q0 < cols; q0 += 32) {
+    const int64_t n = std::min<int64_t>(32, cols - q0);
+    ChunkTaps ct(pl, j0 + q0, n, kk);
+    const __mmask16 keep0 = static_cast<__mmask16>(n >= 16 ? 0xffff : (1u << n) - 1);
+    const __mmask16 keep1 = static_cast<__mmask16>(n >= 32 ? 0xffff : n <= 16 ? 0 : (1u << (n - 16)) - 1);
+    int64_t c = k0 / taps, i = k0 % taps / g.kw, j = k0 % g.kw;
+    for (int64_t r = 0; r < kk; ++r) {
+      const float* xc = x + c * plane;
+      const TapLanes* tl = ct.lanes(i, j);
+      __m512 v0 = _mm512_setzero_ps(), v1 = _mm512_setzero_ps();
+      for (int u = 0; u < ct.runs(); ++u) {
+        const TapLanes t = tl[u];
+        const __mmask16 m0 = static_cast<__mmask16>(t.mask), m1 = static_cast<__mmask16>(t.mask >> 16);
+        if (g.sw == 1) {
+          if (m0) v0 = _mm512_mask_loadu_ps(v0, m0, at_offset(xc, t.e));
+          if (m1) v1 = _mm512_mask_loadu_ps(v1, m1, at_offset(xc, t.e + 16));
+        } else {
+          if (m0)
+            v0 = _mm512_mask_i32gather_ps(v0, m0, _mm512_add_epi32(lane_idx, _mm512_set1_epi32(static_cast<int>(t.e))),
+                                          xc, 4);
+          if (m1)
+            v1 = _mm512_mask_i32gather_ps(
+                v1, m1, _mm512_add_epi32(lane_idx, _mm512_set1_epi32(static_cast<int>(t.e + 16 * g.sw))), xc, 4);
+        }
       }
-      A* on = v.out + n * g.c_out * out_plane;
-      gemm_bf16(
-          g.groups,
-          [&](int64_t gi) {
-            return Bf16Gemm{{v.w + gi * cog * kg, cog, kg, kg, 1},
-                            {col + gi * kg * out_plane, kg, out_plane, out_plane, 1},
-                            {on + gi * cog * out_plane, cog, out_plane, out_plane, 1}};
-          },
-          simd::active());
+      _mm512_mask_storeu_ps(out + r * ld + q0, keep0, v0);
+      _mm512_mask_storeu_ps(out + r * ld + q0 + 16, keep1, v1);
+      if (++j == g.kw) {
+        j = 0;
+        if (++i == g.kh) i = 0, ++c;
+      }
+    }
+  }
+}
+
+// The same for bf16 at unit stride, 32 lanes of 16 bits in one vector.
+__attribute__((target("avx512f,avx512bw"))) void im2col_rows_bf16(const Im2colPlan& pl, const bf16* x, int64_t k0,
+                                                                  int64_t kk, int64_t j0, int64_t cols, bf16* out,
+                                                                  int64_t ld) {
+  const Geom& g = pl.g;
+  const int64_t taps = g.kh * g.kw, plane = g.h * g.w;
+  for (int64_t q0 = 0; q0 < cols; q0 += 32) {
+    const int64_t n = std::min<int64_t>(32, cols - q0);
+    ChunkTaps ct(pl, j0 + q0, n, kk);
+    const __mmask32 keep = static_cast<__mmask32>(n >= 32 ? ~0u : (1u << n) - 1);
+    int64_t c = k0 / taps, i = k0 % taps / g.kw, j = k0 % g.kw;
+    for (int64_t r = 0; r < kk; ++r) {
+      const uint16_t* xc = &x[c * plane].bits;
+      const TapLanes* tl = ct.lanes(i, j);
+      __m512i v = _mm512_setzero_si512();
+      for (int u = 0; u < ct.runs(); ++u)
+        if (tl[u].mask) v = _mm512_mask_loadu_epi16(v, tl[u].mask, at_offset(xc, tl[u].e));
+      _mm512_mask_storeu_epi16(&out[r * ld + q0].bits, keep, v);
+      if (++j == g.kw) {
+        j = 0;
+        if (++i == g.kh) i = 0, ++c;
+      }
+    }
+  }
+}
+#endif
+
+// The im2col matrix of one sample and group (rows (c, i, j) over the group's input channels c,
+// columns the output pixels), made where the GEMM packs it; x is the group's first channel.
+template <class A>
+class Im2col final : public MatSource<A> {
+ public:
+  Im2col(const A* x, const Im2colPlan& plan) : x_(x), pl_(&plan) {}
+  void rows(int64_t k0, int64_t kk, int64_t j0, int64_t cols, A* out, int64_t ld) const override {
+    const Geom& g = pl_->g;
+#if defined(WICK_CONV_AVX512)
+    if (pl_->vector_rows) {
+      if constexpr (std::is_same_v<A, float>) return im2col_rows_f32(*pl_, x_, k0, kk, j0, cols, out, ld);
+      if constexpr (std::is_same_v<A, bf16>) {
+        if (g.sw == 1) return im2col_rows_bf16(*pl_, x_, k0, kk, j0, cols, out, ld);
+      }
+    }
+#endif
+    const int64_t taps = g.kh * g.kw, plane = g.h * g.w;
+    for (int64_t r = k0; r < k0 + kk; ++r)
+      im2col_row(x_ + r / taps * plane, out + (r - k0) * ld, g, r / g.kw % g.kh, r % g.kw, j0, j0 + cols);
+  }
+
+ private:
+  const A* x_;
+  const Im2colPlan* pl_;
+};
+
+// The forward convolution on wick's packed GEMM for A (float or bf16) at level isa (Note [CPU conv
+// on the packed GEMMs]).
+template <class A, class T>
+void forward_packed(const ConvArrays<A, T>& v, const Geom& g, simd::Isa isa) {
+  const int64_t cg = g.c_in / g.groups, cog = g.c_out / g.groups;
+  const int64_t kg = cg * g.kh * g.kw, in_plane = g.h * g.w, out_plane = g.oh * g.ow;
+  const int64_t count = g.n * g.groups;
+  const bool direct = reads_input_as_is(g);  // the 1x1 kernel reads x as b
+  const Im2colPlan plan(g, isa >= simd::Isa::Avx512);
+  std::vector<Im2col<A>> sources;
+  if (!direct) {
+    sources.reserve(static_cast<size_t>(count));
+    for (int64_t u = 0; u < count; ++u)
+      sources.emplace_back(v.x + (u / g.groups * g.c_in + u % g.groups * cg) * in_plane, plan);
+  }
+  auto product = [&](int64_t u) {
+    const int64_t n = u / g.groups, gi = u % g.groups;
+    GemmOf<A> pr{{v.w + gi * cog * kg, cog, kg, kg, 1},
+                 {v.x + (n * g.c_in + gi * cg) * in_plane, kg, out_plane, out_plane, 1},
+                 {v.out + (n * g.c_out + gi * cog) * out_plane, cog, out_plane, out_plane, 1}};
+    if (!direct) pr.b_source = &sources[static_cast<size_t>(u)];
+    return pr;
+  };
+  if constexpr (std::is_same_v<A, bf16>) {
+    gemm_bf16(count, product, isa);
+  } else {
+    gemm_f32(count, product, isa);
+  }
+}
+
+// The forward convolution with the GEMM in A: bf16 on wick's bf16 GEMM; f32 on wick's f32 GEMM or
+// through OpenBLAS in blocks; f64 through OpenBLAS in blocks.
+template <class A, class T>
+void forward_in(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Geom& g, simd::Isa isa,
+                const char* op) {
+  const ConvArrays<A, T> v(x, w, dst);  // v.w: [c_out, c_in/groups * kh * kw]
+  if constexpr (std::is_same_v<A, double>) {
+    forward_blocks(v, g, op);
+  } else if constexpr (std::is_same_v<A, bf16>) {
+    forward_packed(v, g, isa);
+  } else {
+    const double work = static_cast<double>(g.c_out / g.groups) * static_cast<double>(g.c_in / g.groups * g.kh * g.kw) *
+                        static_cast<double>(g.oh * g.ow);
+    if (isa >= simd::Isa::Avx512 && work >= kOwnF32Min) {
+      forward_packed(v, g, isa);
+    } else {
+      forward_blocks(v, g, op);
     }
   }
   finish_output<A, T>(dst, v.out);
 }
 
-void conv_forward(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p, const char* op) {
+void conv_forward(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p, simd::Isa isa,
+                  const char* op) {
   const Geom g = geom(x, dst, w.shape()[2], w.shape()[3], p);
   dispatch_in<kFloatTypes>(
       x.dtype,
       [&]<class T>() {
         if constexpr (std::is_same_v<T, bf16>) {
-          if (simd::active() >= simd::Isa::Avx512Bf16) return forward_in<bf16, T>(x, w, dst, g, op);
+          if (isa >= simd::Isa::Avx512Bf16) return forward_in<bf16, T>(x, w, dst, g, isa, op);
         }
-        forward_in<gemm_t<T>, T>(x, w, dst, g, op);
+        forward_in<gemm_t<T>, T>(x, w, dst, g, isa, op);
       },
       op);
 }
@@ -375,12 +613,19 @@ void conv_transposed(const TensorArg& x, const TensorArg& w, const TensorArg& ds
 
 }  // namespace
 
+void conv2d_at(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p, simd::Isa isa) {
+  if (isa > simd::detected())
+    throw UnsupportedError(std::string("[conv2d] level ") + simd::isa_name(isa) + " is above this cpu's (" +
+                           simd::isa_name(simd::detected()) + ")");
+  conv_forward(x, w, dst, p, isa, "conv2d");
+}
+
 void CpuBackend::conv1d(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv1dParams& p) {
-  conv_forward(as_2d(x), as_2d(w), as_2d(dst), params_2d(p), "conv1d");
+  conv_forward(as_2d(x), as_2d(w), as_2d(dst), params_2d(p), simd::active(), "conv1d");
 }
 
 void CpuBackend::conv2d(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p) {
-  conv_forward(x, w, dst, p, "conv2d");
+  conv_forward(x, w, dst, p, simd::active(), "conv2d");
 }
 
 void CpuBackend::conv_transpose1d(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv1dParams& p) {

@@ -33,11 +33,25 @@ struct MatRef {
 void gemm(MatRef<const float> a, MatRef<const float> b, MatRef<float> c, float beta = 0);
 void gemm(MatRef<const double> a, MatRef<const double> b, MatRef<double> c, double beta = 0);
 
-// One product of a batched GEMM: c = a @ b.
+// A b operand whose elements are made where the packed GEMMs pack them, such as a convolution's
+// im2col matrix, which then never exists whole: rows(k0, kk, j0, cols, out, ld) writes elements
+// (k0 + i, j0 + j) for i < kk and j < cols to out[i * ld + j]. Called from several threads at once.
+template <class T>
+class MatSource {
+ public:
+  virtual void rows(int64_t k0, int64_t kk, int64_t j0, int64_t cols, T* out, int64_t ld) const = 0;
+
+ protected:
+  ~MatSource() = default;
+};
+
+// One product of a batched GEMM: c = a @ b. Where b_source is set, b's elements come from it and b
+// gives only the shape (b.p is not read).
 template <class T>
 struct GemmOf {
   MatRef<const T> a, b;
   MatRef<T> c;
+  const MatSource<T>* b_source = nullptr;
 };
 using Bf16Gemm = GemmOf<bf16>;
 using F32Gemm = GemmOf<float>;
@@ -46,15 +60,24 @@ using F32Gemm = GemmOf<float>;
 // product(i) giving the i-th (called from one thread), accumulated in f32 and rounded once to bf16
 // by the kernel of level isa: VDPBF16PS at Isa::Avx512Bf16, the AMX tiles' TDPBF16PS at Isa::Amx
 // (Note [bf16 GEMM] and Note [AMX GEMM] in gemm_packed.cpp: the order of the sums, denormals). Any
-// strides; an a or b that several products share (the same pointer: broadcast batches) is packed
-// once. K == 0 gives zeros. c must not overlap a or b. Throws wick::UnsupportedError for an isa
-// below Avx512Bf16 or above simd::detected().
+// strides; an a or b that several products share (the same pointer, or for b the same source:
+// broadcast batches) is packed once. Either all products have a b_source or none. K == 0 gives
+// zeros. c must not overlap a or b. Throws wick::UnsupportedError for an isa below Avx512Bf16 or
+// above simd::detected().
 void gemm_bf16(int64_t count, const std::function<Bf16Gemm(int64_t)>& product, simd::Isa isa);
 
 // The same for f32 with wick's AVX-512 kernel (Note [f32 GEMM] in gemm_packed.cpp), at Isa::Avx512
 // and above: each output one chain of fused multiply-adds in increasing k. Throws
 // wick::UnsupportedError for an isa below Avx512 or above simd::detected().
 void gemm_f32(int64_t count, const std::function<F32Gemm(int64_t)>& product, simd::Isa isa);
+
+// f32 products of at least this many multiply-adds run on gemm_f32 from Isa::Avx512 up (matmul and
+// the forward convolutions); smaller ones on OpenBLAS (Note [f32 GEMM]).
+inline constexpr double kOwnF32Min = 2.0 * 1024 * 1024;
+
+// CpuBackend::conv2d (which passes simd::active()) with its GEMM chosen for level isa, at most
+// simd::detected(), as matmul_at; conv1d runs through it with a height of 1.
+void conv2d_at(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p, simd::Isa isa);
 
 // CpuBackend::matmul (which passes simd::active()) with its GEMM chosen for level isa, at most
 // simd::detected(): bf16 through gemm_bf16 at Isa::Avx512Bf16 and above (its kernel for isa);

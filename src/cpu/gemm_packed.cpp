@@ -1,6 +1,7 @@
 // wick's own packed GEMMs: bf16 on processors with AVX512_BF16 (Note [bf16 GEMM]) or AMX (Note [AMX
 // GEMM]), f32 on AVX-512 (Note [f32 GEMM]).
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <string>
 #include <unordered_map>
@@ -106,24 +107,29 @@ constexpr int64_t kMcPanels = 8;
 constexpr int64_t kNcPanels = 8;
 constexpr int64_t kPackBytes = int64_t{32} << 20;
 constexpr int64_t kPackChunk = 8;  // k steps a block packs across its panels of b at a time
+constexpr int64_t kSourceChunk = 64;                   // k steps of b asked of a MatSource at a time
+constexpr int64_t kSourceABytes = int64_t{512} << 10;  // packed a of a block's rows for one k block, b from a source
 
 #define WICK_AVX512 __attribute__((target("avx512f,avx2,fma,f16c")))
 #define WICK_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,avx2,fma,f16c")))
 #define WICK_AMX __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl,avx512bf16,avx2,fma,f16c")))
 #define WICK_INLINE __attribute__((always_inline)) inline
 
-// A kMR x kNR tile of f32 sums in registers: loaded from c (row stride ldc) where `add`, else 0;
-// stored back to c.
-using Acc = __m512[kMR][kNV];
-WICK_AVX512 WICK_INLINE void load_acc(Acc& acc, const float* c, int64_t ldc, bool add) {
+// The first R rows of a kMR x kNR tile of f32 sums in registers: loaded from c (row stride ldc)
+// where `add`, else 0; stored back to c.
+template <int R = kMR>
+using Acc = __m512[R][kNV];
+template <int R>
+WICK_AVX512 WICK_INLINE void load_acc(Acc<R>& acc, const float* c, int64_t ldc, bool add) {
 #pragma GCC unroll 16
-  for (int r = 0; r < kMR; ++r)
+  for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
     for (int v = 0; v < kNV; ++v) acc[r][v] = add ? _mm512_loadu_ps(c + r * ldc + 16 * v) : _mm512_setzero_ps();
 }
-WICK_AVX512 WICK_INLINE void store_acc(const Acc& acc, float* c, int64_t ldc) {
+template <int R>
+WICK_AVX512 WICK_INLINE void store_acc(const Acc<R>& acc, float* c, int64_t ldc) {
 #pragma GCC unroll 16
-  for (int r = 0; r < kMR; ++r)
+  for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
     for (int v = 0; v < kNV; ++v) _mm512_storeu_ps(c + r * ldc + 16 * v, acc[r][v]);
 }
@@ -131,7 +137,7 @@ WICK_AVX512 WICK_INLINE void store_acc(const Acc& acc, float* c, int64_t ldc) {
 // c (kMR x kNR f32, row stride ldc) = the tile's sums over kp k-pairs of the packed panels a and
 // b, added to what c holds where `add`.
 WICK_BF16 void tile_kernel(const uint16_t* a, const uint16_t* b, int64_t kp, float* c, int64_t ldc, bool add) {
-  Acc acc;
+  Acc<> acc;
   load_acc(acc, c, ldc, add);
   for (int64_t p = 0; p < kp; ++p) {
     __m512i bv[kNV];
@@ -385,29 +391,42 @@ WICK_BF16 void pack_rows(const uint16_t* src, int64_t rows, int64_t k, int64_t s
 // one chunk of products a thread, each chunk one call (100 x 64^3 0.097-0.105 -> 0.068-0.075 ms
 // before the threshold above); larger ones all in one call, as for bf16 (64 x (1024x128 @
 // 128x1024): one chunk a thread 19.7-20.1 ms, one call 14.3-15.3).
-// Not kept: the convolutions' per-block GEMMs (Note [CPU conv blocks]) on this kernel (conv1d
-// N2 C256 L4096 4.25 ms against 3.21 with single-threaded OpenBLAS, though on different lent
-// machines): each block packs the weights again, then by gathers (since replaced by in-register
-// transposes), and k blocks of 256 split k = 576 or 768 unevenly.
+// The convolutions run on this kernel too (Note [CPU conv on the packed GEMMs] in conv.cpp), with
+// b made by a MatSource as it is packed. (A first try, the per-block GEMMs of Note [CPU conv blocks]
+// handed over as they were, was slower than OpenBLAS: each block packed the weights again.)
 constexpr int64_t kF32KcMax = 256;
 
-// c (kMR x kNR f32, row stride ldc) = the tile's sums over ks steps of k of the packed panels a
-// and b (pack_f32), added to what c holds where `add`.
-WICK_AVX512 void f32_kernel(const float* a, const float* b, int64_t ks, float* c, int64_t ldc, bool add) {
-  Acc acc;
-  load_acc(acc, c, ldc, add);
+// The first R rows of c (kMR x kNR f32, row stride ldc) = the tile's sums over ks steps of k of the
+// packed panels a and b (pack_f32), added to what c holds where `add`.
+template <int R>
+WICK_AVX512 void f32_kernel_rows(const float* a, const float* b, int64_t ks, float* c, int64_t ldc, bool add) {
+  Acc<R> acc;
+  load_acc<R>(acc, c, ldc, add);
   for (int64_t p = 0; p < ks; ++p) {
     __m512 bv[kNV];
 #pragma GCC unroll 4
     for (int v = 0; v < kNV; ++v) bv[v] = _mm512_loadu_ps(b + p * kNR + 16 * v);
 #pragma GCC unroll 16
-    for (int r = 0; r < kMR; ++r) {
+    for (int r = 0; r < R; ++r) {
       const __m512 av = _mm512_set1_ps(a[p * kMR + r]);
 #pragma GCC unroll 4
       for (int v = 0; v < kNV; ++v) acc[r][v] = _mm512_fmadd_ps(av, bv[v], acc[r][v]);
     }
   }
-  store_acc(acc, c, ldc);
+  store_acc<R>(acc, c, ldc);
+}
+
+// The kernel for the last row panel of a, where m is not a multiple of kMR: only its `rows` rows
+// (each output's sum as in f32_kernel_rows<kMR>), so that the padding rows cost no multiply-adds (m = 64, four
+// panels of 14 and one of 8, computed 70 rows before).
+using F32Kernel = void (*)(const float*, const float*, int64_t, float*, int64_t, bool);
+template <int... R>
+constexpr std::array<F32Kernel, sizeof...(R) + 1> f32_kernels(std::integer_sequence<int, R...>) {
+  return {nullptr, f32_kernel_rows<R + 1>...};
+}
+constexpr auto kF32Kernels = f32_kernels(std::make_integer_sequence<int, kMR>());
+void f32_kernel_part(const float* a, const float* b, int64_t ks, float* c, int64_t ldc, bool add, int64_t rows) {
+  kF32Kernels[static_cast<size_t>(rows)](a, b, ks, c, ldc, add);
 }
 
 // The first n (<= 16) lanes.
@@ -440,7 +459,7 @@ WICK_AVX512 WICK_INLINE void transpose16(__m512 (&r)[16]) {
   }
 }
 
-// Packs a panel of R lanes (rows of a, columns of b) for f32_kernel: out[i * R + l] = element (l, i),
+// Packs a panel of R lanes (rows of a, columns of b) for f32_kernel_rows: out[i * R + l] = element (l, i),
 // which is src[l * sl + i * sk] for lane l < lanes and i < k, else 0, for i < kpad (at least k).
 template <int R>
 WICK_AVX512 void pack_f32(const float* src, int64_t lanes, int64_t k, int64_t sl, int64_t sk, int64_t kpad,
@@ -500,14 +519,43 @@ struct Scheme {
   void (*pack_a)(const S* src, int64_t rows, int64_t k, int64_t sr, int64_t sk, int64_t steps, P* out);
   void (*pack_b)(const S* src, int64_t cols, int64_t k, int64_t sc, int64_t sk, int64_t steps, P* out);
   void (*kernel)(const P* a, const P* b, int64_t steps, float* c, int64_t ldc, bool add);
+  // The kernel for the first `rows` (< mr) rows of a tile only, if the level has one.
+  void (*kernel_part)(const P* a, const P* b, int64_t steps, float* c, int64_t ldc, bool add, int64_t rows);
   void (*store)(const float* c, int64_t ldc, int64_t mr, int64_t nr, E* d, int64_t rs, int64_t cs);
   bool tiles;  // the kernel runs on AMX tiles: each thread loads kTileConfig first
 };
 using Bf16Scheme = Scheme<bf16, uint16_t, uint16_t>;
-constexpr Bf16Scheme kVnniScheme{kMR, 2, 1, kKcMax, pack_panel<kMR>, pack_panel<kNR>, tile_kernel, store_tile, false};
-constexpr Bf16Scheme kAmxScheme{kAmxMR, 2, kAmxPairs, kKcMax, pack_rows, pack_panel<kNR>, amx_kernel, store_tile, true};
+constexpr Bf16Scheme kVnniScheme{.mr = kMR,
+                                 .step = 2,
+                                 .step_mult = 1,
+                                 .kc_max = kKcMax,
+                                 .pack_a = pack_panel<kMR>,
+                                 .pack_b = pack_panel<kNR>,
+                                 .kernel = tile_kernel,
+                                 .kernel_part = nullptr,
+                                 .store = store_tile,
+                                 .tiles = false};
+constexpr Bf16Scheme kAmxScheme{.mr = kAmxMR,
+                                .step = 2,
+                                .step_mult = kAmxPairs,
+                                .kc_max = kKcMax,
+                                .pack_a = pack_rows,
+                                .pack_b = pack_panel<kNR>,
+                                .kernel = amx_kernel,
+                                .kernel_part = nullptr,
+                                .store = store_tile,
+                                .tiles = true};
 using F32Scheme = Scheme<float, float, float>;
-constexpr F32Scheme kF32Scheme{kMR, 1, 1, kF32KcMax, pack_f32<kMR>, pack_f32<kNR>, f32_kernel, store_f32, false};
+constexpr F32Scheme kF32Scheme{.mr = kMR,
+                               .step = 1,
+                               .step_mult = 1,
+                               .kc_max = kF32KcMax,
+                               .pack_a = pack_f32<kMR>,
+                               .pack_b = pack_f32<kNR>,
+                               .kernel = f32_kernel_rows<kMR>,
+                               .kernel_part = f32_kernel_part,
+                               .store = store_f32,
+                               .tiles = false};
 static_assert(kKcMax % kAmxPairs == 0 && kAmxMR >= kMR);
 
 template <class T>
@@ -525,8 +573,33 @@ struct Group {
   std::vector<MatRef<E>> cs;
   std::vector<int64_t> a_slot, b_slot;
   std::vector<MatRef<const E>> as, bs;
-  std::unordered_map<const E*, int64_t> seen_a, seen_b;  // slot by pointer
+  std::vector<const MatSource<E>*> b_sources;               // by b slot
+  std::vector<const void*> a_keys, b_keys;                  // by slot: the pointer, or b's source
+  std::unordered_map<const void*, int64_t> seen_a, seen_b;  // slot by key
 };
+
+// Packs steps q0..q1 of the column panel of b at column j0 (cols <= kNR columns) into out: from b
+// itself, or through its source (when set) a chunk of kSourceChunk steps at a time, each chunk's
+// rows made into a buffer in L1 and packed from there as a row-major b.
+template <class E, class S, class P>
+void pack_b_steps(const Scheme<E, S, P>& sch, const MatRef<const E>& b, const MatSource<E>* src, int64_t j0,
+                  int64_t cols, int64_t q0, int64_t q1, P* out) {
+  const int64_t st = sch.step, k = b.rows;
+  const int64_t chunk = src ? kSourceChunk : q1 - q0;
+  for (int64_t r0 = q0; r0 < q1; r0 += chunk) {
+    const int64_t r1 = std::min(q1, r0 + chunk), kk = std::min(k - st * r0, st * (r1 - r0));
+    P* o = out + (r0 - q0) * st * kNR;
+    if (kk <= 0) {  // steps of the zero padding only
+      std::memset(o, 0, static_cast<size_t>((r1 - r0) * st * kNR) * sizeof(P));
+    } else if (!src) {
+      sch.pack_b(storage(b.p + st * r0 * b.rs + j0 * b.cs), cols, kk, b.cs, b.rs, r1 - r0, o);
+    } else {
+      alignas(64) E rows[kSourceChunk * 2 * kNR];  // steps of at most two elements
+      src->rows(st * r0, kk, j0, cols, rows, kNR);
+      sch.pack_b(storage(rows), cols, kk, 1, kNR, r1 - r0, o);
+    }
+  }
+}
 
 // The products of gemm_bf16 and gemm_f32 by scheme sch.
 template <class E, class S, class P>
@@ -544,8 +617,8 @@ void gemm_packed(int64_t count, const std::function<GemmOf<E>(int64_t)>& product
     return;
   }
   // The kernel writes rows of c with unit stride at best: a c with unit stride down its columns
-  // instead is computed as c^T = b^T a^T.
-  if (first.c.cs != 1 && first.c.rs == 1 && n > 1) {
+  // instead is computed as c^T = b^T a^T (unless b is made by a source).
+  if (first.c.cs != 1 && first.c.rs == 1 && n > 1 && !first.b_source) {
     return gemm_packed<E, S, P>(
         count,
         [&](int64_t i) {
@@ -561,12 +634,16 @@ void gemm_packed(int64_t count, const std::function<GemmOf<E>(int64_t)>& product
   const int64_t a_elems = mpan * kp * st * mr, b_elems = npan * kp * st * kNR;  // one packed operand
   const int64_t nkc = (kp + sch.kc_max - 1) / sch.kc_max, kcp = pad_steps((kp + nkc - 1) / nkc);
   // Where one block of c spans all rows, the blocks pack their own columns of b (Note [bf16 GEMM
-  // packing of b]).
-  const bool own_b = mpan <= kMcPanels;
-  // The slot of the operand at p among a group's distinct ones so far, -1 if it is new (a repeat of
-  // the last product's operand, as under a broadcast batch dim, needs no lookup).
-  auto find = [](const auto& seen, const auto& list, const auto& slots, const E* p) -> int64_t {
-    if (!slots.empty() && list[static_cast<size_t>(slots.back())].p == p) return slots.back();
+  // packing of b]). So do they where b comes from a source, with blocks of as many row panels as
+  // keep a's part for one k block within kSourceABytes (Note [CPU conv on the packed GEMMs]).
+  const bool own_b = mpan <= kMcPanels || first.b_source;
+  const int64_t mc_max =
+      first.b_source ? std::max<int64_t>(kMcPanels, kSourceABytes / (mr * kcp * st * static_cast<int64_t>(sizeof(P))))
+                     : kMcPanels;
+  // The slot of the operand with key p among a group's distinct ones so far, -1 if it is new (a
+  // repeat of the last product's operand, as under a broadcast batch dim, needs no lookup).
+  auto find = [](const auto& seen, const auto& keys, const auto& slots, const void* p) -> int64_t {
+    if (!slots.empty() && keys[static_cast<size_t>(slots.back())] == p) return slots.back();
     const auto it = seen.find(p);
     return it == seen.end() ? -1 : it->second;
   };
@@ -576,19 +653,26 @@ void gemm_packed(int64_t count, const std::function<GemmOf<E>(int64_t)>& product
     int64_t elems = 0;
     for (int64_t bi = b0; bi < count; ++bi) {
       const GemmOf<E> pr = bi == 0 ? first : product(bi);
-      int64_t sa = find(g.seen_a, g.as, g.a_slot, pr.a.p), sb = find(g.seen_b, g.bs, g.b_slot, pr.b.p);
+      if (!pr.b_source != !first.b_source)
+        throw InvalidArgument("[gemm_packed] products with and without a source of b in one call");
+      const void* a_key = pr.a.p;
+      const void* b_key = pr.b_source ? static_cast<const void*>(pr.b_source) : pr.b.p;
+      int64_t sa = find(g.seen_a, g.a_keys, g.a_slot, a_key), sb = find(g.seen_b, g.b_keys, g.b_slot, b_key);
       const int64_t more = (sa < 0 ? a_elems : 0) + (sb < 0 && !own_b ? b_elems : 0);
       if (!g.cs.empty() && (elems + more) * static_cast<int64_t>(sizeof(P)) > kPackBytes) break;
       elems += more;
       if (sa < 0) {
         sa = static_cast<int64_t>(g.as.size());
-        g.seen_a.emplace(pr.a.p, sa);
+        g.seen_a.emplace(a_key, sa);
         g.as.push_back(pr.a);
+        g.a_keys.push_back(a_key);
       }
       if (sb < 0) {
         sb = static_cast<int64_t>(g.bs.size());
-        g.seen_b.emplace(pr.b.p, sb);
+        g.seen_b.emplace(b_key, sb);
         g.bs.push_back(pr.b);
+        g.b_sources.push_back(pr.b_source);
+        g.b_keys.push_back(b_key);
       }
       g.a_slot.push_back(sa);
       g.b_slot.push_back(sb);
@@ -609,18 +693,16 @@ void gemm_packed(int64_t count, const std::function<GemmOf<E>(int64_t)>& product
           const int64_t i0 = u % mpan * mr;
           sch.pack_a(storage(a.p + i0 * a.rs), std::min<int64_t>(mr, m - i0), k, a.rs, a.cs, kp, pa + u * kp * st * mr);
         } else {
-          const int64_t v = u - a_units;
-          const MatRef<const E>& b = g.bs[static_cast<size_t>(v / npan)];
-          const int64_t j0 = v % npan * kNR;
-          sch.pack_b(storage(b.p + j0 * b.cs), std::min<int64_t>(kNR, n - j0), k, b.cs, b.rs, kp,
-                     pb + v * kp * st * kNR);
+          const int64_t v = u - a_units, slot = v / npan, j0 = v % npan * kNR;
+          pack_b_steps(sch, g.bs[static_cast<size_t>(slot)], g.b_sources[static_cast<size_t>(slot)], j0,
+                       std::min<int64_t>(kNR, n - j0), 0, kp, pb + v * kp * st * kNR);
         }
       }
     });
     // Blocks of c: narrower column blocks until the threads have a few blocks each (one each for a
     // single row panel packing its own b: the product then streams b, best in long runs), then, where
     // b is packed ahead, shorter row blocks.
-    int64_t ncp = kNcPanels, mcp = kMcPanels;
+    int64_t ncp = kNcPanels, mcp = mc_max;
     const int64_t per_thread = own_b && mpan == 1 ? 1 : 4;
     auto blocks = [&] { return nprod * ((mpan + mcp - 1) / mcp) * ((npan + ncp - 1) / ncp); };
     while (ncp > 1 && blocks() < per_thread * num_threads()) ncp = (ncp + 1) / 2;
@@ -640,6 +722,7 @@ void gemm_packed(int64_t count, const std::function<GemmOf<E>(int64_t)>& product
         const P* a = pa + g.a_slot[static_cast<size_t>(gi)] * a_elems;
         const int64_t b_slot = g.b_slot[static_cast<size_t>(gi)];
         const MatRef<const E>& bm = g.bs[static_cast<size_t>(b_slot)];
+        const MatSource<E>* const b_src = g.b_sources[static_cast<size_t>(b_slot)];
         const int64_t ip0 = mb * mcp, ip1 = std::min(mpan, ip0 + mcp);
         const int64_t jp0 = nbk * ncp, jp1 = std::min(npan, jp0 + ncp);
         for (int64_t p0 = 0; p0 < kp; p0 += kcp) {
@@ -650,29 +733,30 @@ void gemm_packed(int64_t count, const std::function<GemmOf<E>(int64_t)>& product
           const P* b_k = own_b ? bk.get() : pb + b_slot * b_elems + (jp0 * kp + p0) * st * kNR;
           if (own_b) {
             // kPackChunk steps at a time across the block's panels, so that each row of b is read in
-            // one run.
-            for (int64_t q0 = p0; q0 < p1; q0 += kPackChunk) {
-              const int64_t q1 = std::min(p1, q0 + kPackChunk), kk = std::min(k - st * q0, st * (q1 - q0));
-              for (int64_t jp = jp0; jp < jp1; ++jp) {
-                P* out = bk.get() + ((jp - jp0) * b_stride + q0 - p0) * st * kNR;
-                if (kk <= 0) {  // steps of the zero padding only
-                  std::memset(out, 0, static_cast<size_t>((q1 - q0) * st * kNR) * sizeof(P));
-                  continue;
-                }
-                sch.pack_b(storage(bm.p + st * q0 * bm.rs + jp * kNR * bm.cs), std::min<int64_t>(kNR, n - jp * kNR), kk,
-                           bm.cs, bm.rs, q1 - q0, out);
-              }
+            // one run; from a source, a panel's steps at a time.
+            const int64_t chunk = b_src ? p1 - p0 : kPackChunk;
+            for (int64_t q0 = p0; q0 < p1; q0 += chunk) {
+              const int64_t q1 = std::min(p1, q0 + chunk);
+              for (int64_t jp = jp0; jp < jp1; ++jp)
+                pack_b_steps(sch, bm, b_src, jp * kNR, std::min<int64_t>(kNR, n - jp * kNR), q0, q1,
+                             bk.get() + ((jp - jp0) * b_stride + q0 - p0) * st * kNR);
             }
           }
           for (int64_t jp = jp0; jp < jp1; ++jp)
             for (int64_t ip = ip0; ip < ip1; ++ip) {
               float* tile = nkc == 1 ? one_tile : sums.get() + (ip - ip0) * mr * ldc + (jp - jp0) * kNR;
-              sch.kernel(a + (ip * kp + p0) * st * mr, b_k + (jp - jp0) * b_stride * st * kNR, p1 - p0, tile, ldc,
-                         p0 > 0);
+              const int64_t rows = std::min<int64_t>(mr, m - ip * mr);
+              const P* ak = a + (ip * kp + p0) * st * mr;
+              const P* bk_jp = b_k + (jp - jp0) * b_stride * st * kNR;
+              if (rows < mr && sch.kernel_part) {
+                sch.kernel_part(ak, bk_jp, p1 - p0, tile, ldc, p0 > 0, rows);
+              } else {
+                sch.kernel(ak, bk_jp, p1 - p0, tile, ldc, p0 > 0);
+              }
               if (p1 == kp) {
-                const int64_t i0 = ip * mr, j0 = jp * kNR;
-                sch.store(tile, ldc, std::min<int64_t>(mr, m - i0), std::min<int64_t>(kNR, n - j0),
-                          c.p + i0 * c.rs + j0 * c.cs, c.rs, c.cs);
+                const int64_t j0 = jp * kNR;
+                sch.store(tile, ldc, rows, std::min<int64_t>(kNR, n - j0), c.p + ip * mr * c.rs + j0 * c.cs, c.rs,
+                          c.cs);
               }
             }
         }

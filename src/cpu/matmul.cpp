@@ -153,8 +153,7 @@ constexpr double kBlockedGemm = 64.0 * 1024 * 1024;
 constexpr double kBlockedGemmMax = 2048.0 * 1024 * 1024;
 constexpr int64_t kThinGemm = 128;
 
-// Where matmul runs f32 on wick's kernel (Note [f32 GEMM] in gemm_packed.cpp).
-constexpr double kOwnF32Min = 2.0 * 1024 * 1024;
+// Where matmul runs f32 on wick's kernel (Note [f32 GEMM] in gemm_packed.cpp; kOwnF32Min in gemm.h).
 constexpr double kOwnF32PerThread = 4.0 * 1024 * 1024;
 
 // Runs the product in blocks (Note [CPU GEMM blocks per thread]), or returns false where the
