@@ -318,79 +318,126 @@ TEST(CpuBf16Matmul, EveryLevelAgainstF64) { every_level_against_f64(DType::BF16)
 TEST(CpuF32Matmul, EveryLevelAgainstF64) { every_level_against_f64(DType::F32); }
 TEST(CpuF16Matmul, EveryLevelAgainstF64) { every_level_against_f64(DType::F16); }
 
-// conv2d at level isa through cpu::conv2d_at.
-Tensor conv2d_at(const Tensor& x, const Tensor& w, const Conv2dParams& p, simd::Isa isa) {
+// A convolution case of the every-level tests: input and weight shapes, parameters, and whether
+// the input is channels-last in memory and whether it runs in f32 only.
+struct ConvCase {
+  const char* what;
+  Shape x, w;
+  Conv2dParams p;
+  bool channels_last = false;
+  bool f32_only = false;
+};
+
+// conv2d (or conv_transpose2d where `transposed`) at level isa through cpu::conv2d_at (or
+// cpu::conv_transpose2d_at).
+Tensor conv_at(const Tensor& x, const Tensor& w, const Conv2dParams& p, bool transposed, simd::Isa isa) {
   auto out_size = [&](int d) {
-    return (x.dim(2 + d) + 2 * p.padding[d] - p.dilation[d] * (w.dim(2 + d) - 1) - 1) / p.stride[d] + 1;
+    const int64_t reach = p.dilation[d] * (w.dim(2 + d) - 1);
+    return transposed ? (x.dim(2 + d) - 1) * p.stride[d] - 2 * p.padding[d] + reach + p.output_padding[d] + 1
+                      : (x.dim(2 + d) + 2 * p.padding[d] - reach - 1) / p.stride[d] + 1;
   };
-  const Tensor c = Tensor::zeros({x.dim(0), w.dim(0), out_size(0), out_size(1)}, x.dtype());
-  cpu::conv2d_at(TensorArg(x), TensorArg(w), TensorArg(c), p, isa);
+  const int64_t c_out = transposed ? w.dim(1) * p.groups : w.dim(0);
+  const Tensor c = Tensor::zeros({x.dim(0), c_out, out_size(0), out_size(1)}, x.dtype());
+  if (transposed) {
+    cpu::conv_transpose2d_at(TensorArg(x), TensorArg(w), TensorArg(c), p, isa);
+  } else {
+    cpu::conv2d_at(TensorArg(x), TensorArg(w), TensorArg(c), p, isa);
+  }
   return c;
 }
 
-// Forward convolutions at every level against the same inputs in f64 (Note [CPU conv on the packed
-// GEMMs] in conv.cpp): f32, and f16 widened to f32, on wick's f32 GEMM from Avx512 up where a
-// product reaches kOwnF32Min, OpenBLAS otherwise; bf16 on the bf16 GEMMs from Avx512Bf16 up; f64
-// on OpenBLAS. Groups, strides, dilation, uneven padding, the 1x1 kernel read in place, a
-// channels-last input, c_out / groups over 112 (b packed ahead), an odd number of terms, output
-// rows narrower than a panel, several
-// samples sharing the packed weights; and, for f32, one image whose packed im2col would outgrow the
-// packing limit (the blocks then make their own).
-TEST(CpuPackedConv, EveryLevelAgainstF64) {
-  struct Case {
-    const char* what;
-    Shape x, w;
-    Conv2dParams p;
-    bool channels_last = false;
-    bool f32_only = false;
-  };
-  const Case cases[] = {
-      {"3x3 padding 1", {2, 6, 11, 13}, {4, 6, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1, {0, 0}}},
-      {"2 groups, stride 2", {1, 8, 16, 9}, {6, 4, 3, 3}, {{2, 2}, {0, 1}, {1, 1}, 2, {0, 0}}},
-      {"dilation 2, 5 terms per channel", {1, 3, 15, 20}, {40, 3, 1, 5}, {{1, 1}, {0, 2}, {2, 2}, 1, {0, 0}}},
-      {"1x1", {3, 20, 7, 9}, {17, 20, 1, 1}, {}},
-      {"channels-last input", {2, 5, 9, 10}, {7, 5, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1, {0, 0}}, true},
-      {"64 channels 3x3", {2, 64, 20, 24}, {24, 64, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1, {0, 0}}},
-      {"2 groups of 120 outputs, stride 2 x 3, dilation 1 x 2",
-       {2, 32, 40, 61},
-       {240, 16, 3, 3},
-       {{2, 3}, {1, 2}, {1, 2}, 2, {0, 0}}},
-      {"rows of 3 pixels", {2, 128, 40, 3}, {32, 128, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1, {0, 0}}},
-      {"1x1, 96 channels, 3 samples", {3, 96, 30, 31}, {40, 96, 1, 1}, {}},
-      {"channels-last, 37 channels, 3x2 padding 2 x 0",
-       {2, 37, 33, 29},
-       {50, 37, 3, 2},
-       {{1, 1}, {2, 0}, {1, 1}, 1, {0, 0}},
-       true},
-      {"128x128 image, 128 outputs",
-       {1, 64, 128, 128},
-       {128, 64, 3, 3},
-       {{1, 1}, {1, 1}, {1, 1}, 1, {0, 0}},
-       false,
-       true},
-  };
+// Each case in f32, f16, bf16 and f64 at every level against the same inputs in f64.
+void convs_every_level(const std::vector<ConvCase>& cases, bool transposed) {
   for (DType dt : {DType::F32, DType::F16, DType::BF16, DType::F64}) {
     SCOPED_TRACE(dtype_name(dt));
     auto randu = [dt](const Shape& s) { return Tensor::rand_uniform(s, DType::F32, -1, 1).to_dtype(dt); };
-    for (const Case& c : cases) {
+    for (const ConvCase& c : cases) {
       if (c.f32_only && dt != DType::F32) continue;
       SCOPED_TRACE(c.what);
       Tensor x = randu(c.x);
       if (c.channels_last) x = x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
       const Tensor w = randu(c.w);
       const Tensor x64 = x.to_dtype(DType::F64), w64 = w.to_dtype(DType::F64);
-      const Tensor want = x64.conv2d(w64, c.p), mag = x64.abs().conv2d(w64.abs(), c.p);
+      auto conv64 = [&](const Tensor& a, const Tensor& b) {
+        return transposed ? a.conv_transpose2d(b, c.p) : a.conv2d(b, c.p);
+      };
+      const Tensor want = conv64(x64, w64), mag = conv64(x64.abs(), w64.abs());
+      const int64_t terms = (transposed ? c.x[1] / c.p.groups : c.w[1]) * c.w[2] * c.w[3];
       for (int lv = 0; lv <= static_cast<int>(simd::detected()); ++lv) {
         const simd::Isa isa = static_cast<simd::Isa>(lv);
         SCOPED_TRACE(simd::isa_name(isa));
-        testing::expect_sums_close(conv2d_at(x, w, c.p, isa), want, mag, c.w[1] * c.w[2] * c.w[3]);
+        testing::expect_sums_close(conv_at(x, w, c.p, transposed, isa), want, mag, terms);
       }
     }
   }
+}
+
+// Forward convolutions at every level (Note [CPU conv on the packed GEMMs] in conv.cpp): f32, and
+// f16 widened to f32, on wick's f32 GEMM from Avx512 up where a product reaches kOwnF32Min,
+// OpenBLAS otherwise; bf16 on the bf16 GEMMs from Avx512Bf16 up; f64 on OpenBLAS. Groups, strides,
+// dilation, uneven padding, the 1x1 kernel read in place, channels-last inputs, c_out / groups
+// over 112 (b packed ahead), an odd number of terms, output rows narrower than a panel, several
+// samples sharing the packed weights; and, for f32, one image whose packed im2col would outgrow
+// the packing limit.
+TEST(CpuPackedConv, EveryLevelAgainstF64) {
+  convs_every_level(
+      {
+          {"3x3 padding 1", {2, 6, 11, 13}, {4, 6, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1, {0, 0}}},
+          {"2 groups, stride 2", {1, 8, 16, 9}, {6, 4, 3, 3}, {{2, 2}, {0, 1}, {1, 1}, 2, {0, 0}}},
+          {"dilation 2, 5 terms per channel", {1, 3, 15, 20}, {40, 3, 1, 5}, {{1, 1}, {0, 2}, {2, 2}, 1, {0, 0}}},
+          {"1x1", {3, 20, 7, 9}, {17, 20, 1, 1}, {}},
+          {"channels-last input", {2, 5, 9, 10}, {7, 5, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1, {0, 0}}, true},
+          {"64 channels 3x3", {2, 64, 20, 24}, {24, 64, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1, {0, 0}}},
+          {"2 groups of 120 outputs, stride 2 x 3, dilation 1 x 2",
+           {2, 32, 40, 61},
+           {240, 16, 3, 3},
+           {{2, 3}, {1, 2}, {1, 2}, 2, {0, 0}}},
+          {"rows of 3 pixels", {2, 128, 40, 3}, {32, 128, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1, {0, 0}}},
+          {"1x1, 96 channels, 3 samples", {3, 96, 30, 31}, {40, 96, 1, 1}, {}},
+          {"channels-last, 37 channels, 3x2 padding 2 x 0",
+           {2, 37, 33, 29},
+           {50, 37, 3, 2},
+           {{1, 1}, {2, 0}, {1, 1}, 1, {0, 0}},
+           true},
+          {"128x128 image, 128 outputs",
+           {1, 64, 128, 128},
+           {128, 64, 3, 3},
+           {{1, 1}, {1, 1}, {1, 1}, 1, {0, 0}},
+           false,
+           true},
+      },
+      false);
   if (simd::detected() < simd::Isa::Amx) {
     const Tensor x = Tensor::rand_uniform({1, 2, 3, 3}, DType::F32, -1, 1);
-    EXPECT_THROW(conv2d_at(x, x.narrow(2, 0, 1).narrow(3, 0, 1), {}, simd::Isa::Amx), UnsupportedError);
+    EXPECT_THROW(conv_at(x, x.narrow(2, 0, 1).narrow(3, 0, 1), {}, false, simd::Isa::Amx), UnsupportedError);
   }
+}
+
+// Transposed convolutions at every level. At stride 1, where the padding allows, they run as
+// forward convolutions on the packed GEMMs (Note [Transposed conv at stride 1] in conv.cpp), else
+// in blocks of output channels through OpenBLAS: groups, dilation and output padding at stride 1,
+// padding past the kernel's reach, larger strides, one output channel a group (fewer blocks than
+// threads), and a 1x1 kernel whose output padding makes the output larger than the input.
+TEST(CpuPackedConv, TransposedEveryLevelAgainstF64) {
+  convs_every_level(
+      {
+          {"64 -> 32 channels 3x3", {2, 64, 30, 30}, {64, 32, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1, {0, 0}}},
+          {"stride 1, 2 groups, dilation 2, output padding 1, 3x2",
+           {2, 64, 23, 26},
+           {64, 20, 3, 2},
+           {{1, 1}, {1, 0}, {2, 2}, 2, {1, 1}}},
+          {"stride 1, padding 3 past a 3x3 kernel's reach",
+           {2, 32, 30, 30},
+           {32, 16, 3, 3},
+           {{1, 1}, {3, 3}, {1, 1}, 1, {0, 0}}},
+          {"2 groups, stride 2 x 1, dilation 1 x 2, output padding",
+           {2, 64, 23, 26},
+           {64, 20, 3, 2},
+           {{2, 1}, {1, 0}, {1, 2}, 2, {1, 0}}},
+          {"one output channel, 5x5", {1, 64, 60, 60}, {64, 1, 5, 5}, {{1, 1}, {2, 2}, {1, 1}, 1, {0, 0}}},
+          {"1x1, dilation 2, output padding 1", {2, 64, 30, 30}, {64, 48, 1, 1}, {{1, 1}, {0, 0}, {2, 2}, 1, {1, 1}}},
+      },
+      true);
 }
 
 // VDPBF16PS and TDPBF16PS treat denormal inputs as zero and flush denormal sums to zero (Note

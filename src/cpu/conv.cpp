@@ -3,8 +3,9 @@
 // f16 / f8 operands are widened to f32 once, multiplied with sgemm, and the result is rounded to
 // the dtype once; f64 uses dgemm. From AVX-512 up the forward convolutions run on wick's packed
 // GEMMs instead, which make the im2col as they pack it (Note [CPU conv on the packed GEMMs]): f32
-// (and f16 / f8 widened to f32) from simd::Isa::Avx512, bf16 in bf16 from Isa::Avx512Bf16. The
-// 1-d convolutions run as 2-d ones with a height of 1.
+// (and f16 / f8 widened to f32) from simd::Isa::Avx512, bf16 in bf16 from Isa::Avx512Bf16; so do
+// the transposed ones at stride 1, as forward ones (Note [Transposed conv at stride 1]). The 1-d
+// convolutions run as 2-d ones with a height of 1.
 #include <cblas.h>
 
 #include <algorithm>
@@ -191,9 +192,11 @@ struct ConvArrays {
 constexpr int64_t kConvBlockBytes = int64_t{1} << 20;
 constexpr int64_t kConvMinCols = 16;
 
-// A 1x1 kernel at stride 1 without padding reads the input as it is: no im2col.
+// A 1x1 kernel at stride 1 without padding, over an output the size of the input, reads the input
+// as it is: no im2col (nor col2im for a transposed convolution). (A transposed one with output
+// padding has a larger output.)
 bool reads_input_as_is(const Geom& g) {
-  return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
+  return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 && g.oh == g.h && g.ow == g.w;
 }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -484,9 +487,9 @@ class Im2col final : public MatSource<A> {
 };
 
 // The forward convolution on wick's packed GEMM for A (float or bf16) at level isa (Note [CPU conv
-// on the packed GEMMs]).
-template <class A, class T>
-void forward_packed(const ConvArrays<A, T>& v, const Geom& g, simd::Isa isa) {
+// on the packed GEMMs]): out = conv(x, w) with x, w and out contiguous arrays of A.
+template <class A>
+void forward_packed(const A* x, const A* w, A* out, const Geom& g, simd::Isa isa) {
   const int64_t cg = g.c_in / g.groups, cog = g.c_out / g.groups;
   const int64_t kg = cg * g.kh * g.kw, in_plane = g.h * g.w, out_plane = g.oh * g.ow;
   const int64_t count = g.n * g.groups;
@@ -496,13 +499,13 @@ void forward_packed(const ConvArrays<A, T>& v, const Geom& g, simd::Isa isa) {
   if (!direct) {
     sources.reserve(static_cast<size_t>(count));
     for (int64_t u = 0; u < count; ++u)
-      sources.emplace_back(v.x + (u / g.groups * g.c_in + u % g.groups * cg) * in_plane, plan);
+      sources.emplace_back(x + (u / g.groups * g.c_in + u % g.groups * cg) * in_plane, plan);
   }
   auto product = [&](int64_t u) {
     const int64_t n = u / g.groups, gi = u % g.groups;
-    GemmOf<A> pr{{v.w + gi * cog * kg, cog, kg, kg, 1},
-                 {v.x + (n * g.c_in + gi * cg) * in_plane, kg, out_plane, out_plane, 1},
-                 {v.out + (n * g.c_out + gi * cog) * out_plane, cog, out_plane, out_plane, 1}};
+    GemmOf<A> pr{{w + gi * cog * kg, cog, kg, kg, 1},
+                 {x + (n * g.c_in + gi * cg) * in_plane, kg, out_plane, out_plane, 1},
+                 {out + (n * g.c_out + gi * cog) * out_plane, cog, out_plane, out_plane, 1}};
     if (!direct) pr.b_source = &sources[static_cast<size_t>(u)];
     return pr;
   };
@@ -513,24 +516,28 @@ void forward_packed(const ConvArrays<A, T>& v, const Geom& g, simd::Isa isa) {
   }
 }
 
+// Whether a forward convolution of geometry g with its GEMM in A runs on the packed GEMMs at level
+// isa: bf16 always (forward_in<bf16> is called from Isa::Avx512Bf16 up), f32 from Isa::Avx512 up
+// where a product reaches kOwnF32Min multiply-adds, f64 never.
+template <class A>
+bool runs_packed(const Geom& g, simd::Isa isa) {
+  if constexpr (std::is_same_v<A, bf16>) return true;
+  if constexpr (std::is_same_v<A, double>) return false;
+  const double work = static_cast<double>(g.c_out / g.groups) * static_cast<double>(g.c_in / g.groups * g.kh * g.kw) *
+                      static_cast<double>(g.oh * g.ow);
+  return isa >= simd::Isa::Avx512 && work >= kOwnF32Min;
+}
+
 // The forward convolution with the GEMM in A: bf16 on wick's bf16 GEMM; f32 on wick's f32 GEMM or
 // through OpenBLAS in blocks; f64 through OpenBLAS in blocks.
 template <class A, class T>
 void forward_in(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Geom& g, simd::Isa isa,
                 const char* op) {
   const ConvArrays<A, T> v(x, w, dst);  // v.w: [c_out, c_in/groups * kh * kw]
-  if constexpr (std::is_same_v<A, double>) {
-    forward_blocks(v, g, op);
-  } else if constexpr (std::is_same_v<A, bf16>) {
-    forward_packed(v, g, isa);
+  if (runs_packed<A>(g, isa)) {
+    if constexpr (!std::is_same_v<A, double>) forward_packed(v.x, v.w, v.out, g, isa);
   } else {
-    const double work = static_cast<double>(g.c_out / g.groups) * static_cast<double>(g.c_in / g.groups * g.kh * g.kw) *
-                        static_cast<double>(g.oh * g.ow);
-    if (isa >= simd::Isa::Avx512 && work >= kOwnF32Min) {
-      forward_packed(v, g, isa);
-    } else {
-      forward_blocks(v, g, op);
-    }
+    if constexpr (!std::is_same_v<A, bf16>) forward_blocks(v, g, op);
   }
   finish_output<A, T>(dst, v.out);
 }
@@ -561,8 +568,7 @@ void transposed_blocks(const ConvArrays<A, T>& v, const Geom& g, const char* op)
   const int64_t cg = g.c_in / g.groups, cog = g.c_out / g.groups, taps = g.kh * g.kw;
   const int64_t kg = cog * taps, in_plane = g.h * g.w, out_plane = g.oh * g.ow;
   if (g.n == 0 || g.c_out == 0 || out_plane == 0) return;
-  // With a 1x1 kernel at stride 1, no padding and no growth, col2im is the identity.
-  const bool direct = reads_input_as_is(g) && g.oh == g.h && g.ow == g.w;
+  const bool direct = reads_input_as_is(g);  // col2im is the identity
   const int64_t lanes = g.n * g.groups, channel_elems = taps * in_plane;
   const BlockSplit s =
       split_runs(lanes, cog, kConvBlockBytes / std::max<int64_t>(1, channel_elems * int64_t{sizeof(A)}), 1);
@@ -597,13 +603,63 @@ void transposed_blocks(const ConvArrays<A, T>& v, const Geom& g, const char* op)
   });
 }
 
-void conv_transposed(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p,
+// Note [Transposed conv at stride 1]
+// At stride 1 a transposed convolution is a forward one over the same input, with each group's
+// kernel flipped in both spatial dims and its two channel dims swapped, and padding d (k - 1) - p
+// in place of p: out[o] = sum over taps t of x[o + p - t d] w[t], and with t' = k - 1 - t that is
+// x[o - (d (k - 1) - p) + t' d] w[k - 1 - t'], a forward convolution's sum. Output padding (less
+// than d at stride 1) adds outputs past the last full window, whose taps past the input read the
+// forward im2col's padding. Where that padding is not negative (p <= d (k - 1)) and the forward
+// convolution runs on the packed GEMMs (Note [CPU conv on the packed GEMMs]), the transposed one
+// goes that way (forward_geom, transposed_as_forward): no col buffer and no col2im. Larger strides
+// would need that forward convolution over an input spread out with zeros, or one per output phase;
+// they stay on transposed_blocks. On the GPU machine's Xeon (scripts/probes/cpu_conv.sh, 3 rounds),
+// conv_transpose2d N2 C64->64 56x56 3x3 f32 took 0.60-0.64 ms against 0.64-0.77 before (blocks and
+// col2im; torch 0.61-0.64); on one Zen 4 with 2 threads 2.52 against 2.88.
+bool as_forward(const Geom& g) {
+  return g.sh == 1 && g.sw == 1 && g.ph <= g.dh * (g.kh - 1) && g.pw <= g.dw * (g.kw - 1);
+}
+Geom forward_geom(const Geom& g) {
+  Geom f = g;
+  f.ph = g.dh * (g.kh - 1) - g.ph;
+  f.pw = g.dw * (g.kw - 1) - g.pw;
+  return f;
+}
+
+template <class A, class T>
+void transposed_as_forward(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Geom& g, simd::Isa isa) {
+  const ConvArrays<A, T> v(x, w, dst);  // v.w: [c_in, c_out/groups * kh * kw]
+  const int64_t cg = g.c_in / g.groups, cog = g.c_out / g.groups, taps = g.kh * g.kw;
+  const Scratch<A> wf = scratch<A>(g.c_out * cg * taps);  // [c_out, c_in/groups * kh * kw], flipped
+  parallel_for(g.c_out, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, cg * taps)), [&](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o) {
+      const int64_t gi = o / cog, co = o % cog;
+      for (int64_t ci = 0; ci < cg; ++ci) {
+        const A* src = v.w + ((gi * cg + ci) * cog + co) * taps;
+        A* out = wf.get() + (o * cg + ci) * taps;
+        for (int64_t t = 0; t < taps; ++t) out[t] = src[taps - 1 - t];
+      }
+    }
+  });
+  forward_packed(v.x, wf.get(), v.out, forward_geom(g), isa);
+  finish_output<A, T>(dst, v.out);
+}
+
+void conv_transposed(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p, simd::Isa isa,
                      const char* op) {
   const Geom g = geom(x, dst, w.shape()[2], w.shape()[3], p);
   dispatch_in<kFloatTypes>(
       x.dtype,
       [&]<class T>() {
         using A = gemm_t<T>;
+        if (as_forward(g)) {  // Note [Transposed conv at stride 1]
+          if constexpr (std::is_same_v<T, bf16>) {
+            if (isa >= simd::Isa::Avx512Bf16) return transposed_as_forward<bf16, T>(x, w, dst, g, isa);
+          }
+          if constexpr (std::is_same_v<A, float>) {
+            if (runs_packed<float>(forward_geom(g), isa)) return transposed_as_forward<float, T>(x, w, dst, g, isa);
+          }
+        }
         const ConvArrays<A, T> v(x, w, dst);  // v.w: [c_in, c_out/groups * kh * kw]
         transposed_blocks(v, g, op);
         finish_output<A, T>(dst, v.out);
@@ -611,13 +667,23 @@ void conv_transposed(const TensorArg& x, const TensorArg& w, const TensorArg& ds
       op);
 }
 
+void check_level(simd::Isa isa, const char* op) {
+  if (isa > simd::detected())
+    throw UnsupportedError(std::string("[") + op + "] level " + simd::isa_name(isa) + " is above this cpu's (" +
+                           simd::isa_name(simd::detected()) + ")");
+}
+
 }  // namespace
 
 void conv2d_at(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p, simd::Isa isa) {
-  if (isa > simd::detected())
-    throw UnsupportedError(std::string("[conv2d] level ") + simd::isa_name(isa) + " is above this cpu's (" +
-                           simd::isa_name(simd::detected()) + ")");
+  check_level(isa, "conv2d");
   conv_forward(x, w, dst, p, isa, "conv2d");
+}
+
+void conv_transpose2d_at(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p,
+                         simd::Isa isa) {
+  check_level(isa, "conv_transpose2d");
+  conv_transposed(x, w, dst, p, isa, "conv_transpose2d");
 }
 
 void CpuBackend::conv1d(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv1dParams& p) {
@@ -629,11 +695,11 @@ void CpuBackend::conv2d(const TensorArg& x, const TensorArg& w, const TensorArg&
 }
 
 void CpuBackend::conv_transpose1d(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv1dParams& p) {
-  conv_transposed(as_2d(x), as_2d(w), as_2d(dst), params_2d(p), "conv_transpose1d");
+  conv_transposed(as_2d(x), as_2d(w), as_2d(dst), params_2d(p), simd::active(), "conv_transpose1d");
 }
 
 void CpuBackend::conv_transpose2d(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p) {
-  conv_transposed(x, w, dst, p, "conv_transpose2d");
+  conv_transposed(x, w, dst, p, simd::active(), "conv_transpose2d");
 }
 
 }  // namespace wick::cpu

@@ -75,9 +75,12 @@ void gemm_f32(int64_t count, const std::function<F32Gemm(int64_t)>& product, sim
 // the forward convolutions); smaller ones on OpenBLAS (Note [f32 GEMM]).
 inline constexpr double kOwnF32Min = 2.0 * 1024 * 1024;
 
-// CpuBackend::conv2d (which passes simd::active()) with its GEMM chosen for level isa, at most
-// simd::detected(), as matmul_at; conv1d runs through it with a height of 1.
+// CpuBackend::conv2d and conv_transpose2d (which pass simd::active()) with their GEMMs chosen for
+// level isa, at most simd::detected(), as matmul_at; the 1-d convolutions run through them with a
+// height of 1.
 void conv2d_at(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p, simd::Isa isa);
+void conv_transpose2d_at(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p,
+                         simd::Isa isa);
 
 // CpuBackend::matmul (which passes simd::active()) with its GEMM chosen for level isa, at most
 // simd::detected(): bf16 through gemm_bf16 at Isa::Avx512Bf16 and above (its kernel for isa);
