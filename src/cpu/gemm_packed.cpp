@@ -417,8 +417,8 @@ WICK_AVX512 void f32_kernel_rows(const float* a, const float* b, int64_t ks, flo
 }
 
 // The kernel for the last row panel of a, where m is not a multiple of kMR: only its `rows` rows
-// (each output's sum as in f32_kernel_rows<kMR>), so that the padding rows cost no multiply-adds (m = 64, four
-// panels of 14 and one of 8, computed 70 rows before).
+// (each output's sum as in f32_kernel_rows<kMR>), so that the padding rows cost no multiply-adds
+// (m = 64: four panels of 14 and one of 8, where 70 rows were computed before).
 using F32Kernel = void (*)(const float*, const float*, int64_t, float*, int64_t, bool);
 template <int... R>
 constexpr std::array<F32Kernel, sizeof...(R) + 1> f32_kernels(std::integer_sequence<int, R...>) {
@@ -459,8 +459,9 @@ WICK_AVX512 WICK_INLINE void transpose16(__m512 (&r)[16]) {
   }
 }
 
-// Packs a panel of R lanes (rows of a, columns of b) for f32_kernel_rows: out[i * R + l] = element (l, i),
-// which is src[l * sl + i * sk] for lane l < lanes and i < k, else 0, for i < kpad (at least k).
+// Packs a panel of R lanes (rows of a, columns of b) for f32_kernel_rows: out[i * R + l] = element
+// (l, i), which is src[l * sl + i * sk] for lane l < lanes and i < k, else 0, for i < kpad (at
+// least k).
 template <int R>
 WICK_AVX512 void pack_f32(const float* src, int64_t lanes, int64_t k, int64_t sl, int64_t sk, int64_t kpad,
                           float* out) {
@@ -578,11 +579,14 @@ struct Group {
   std::unordered_map<const void*, int64_t> seen_a, seen_b;  // slot by key
 };
 
+// Elements of the buffer that a source's rows go through (kSourceChunk steps of at most two).
+constexpr int64_t kSourceRows = kSourceChunk * 2 * kNR;
+
 // Packs steps q0..q1 of the column panel of b at column j0 (cols <= kNR columns) into out: from b
 // itself, or through its source (when set) a chunk of kSourceChunk steps at a time, each chunk's
-// rows made into a buffer in L1 and packed from there as a row-major b.
+// rows made into buf (kSourceRows elements, in L1) and packed from there as a row-major b.
 template <class E, class S, class P>
-void pack_b_steps(const Scheme<E, S, P>& sch, const MatRef<const E>& b, const MatSource<E>* src, int64_t j0,
+void pack_b_steps(const Scheme<E, S, P>& sch, const MatRef<const E>& b, const MatSource<E>* src, E* buf, int64_t j0,
                   int64_t cols, int64_t q0, int64_t q1, P* out) {
   const int64_t st = sch.step, k = b.rows;
   const int64_t chunk = src ? kSourceChunk : q1 - q0;
@@ -594,9 +598,8 @@ void pack_b_steps(const Scheme<E, S, P>& sch, const MatRef<const E>& b, const Ma
     } else if (!src) {
       sch.pack_b(storage(b.p + st * r0 * b.rs + j0 * b.cs), cols, kk, b.cs, b.rs, r1 - r0, o);
     } else {
-      alignas(64) E rows[kSourceChunk * 2 * kNR];  // steps of at most two elements
-      src->rows(st * r0, kk, j0, cols, rows, kNR);
-      sch.pack_b(storage(rows), cols, kk, 1, kNR, r1 - r0, o);
+      src->rows(st * r0, kk, j0, cols, buf, kNR);
+      sch.pack_b(storage(buf), cols, kk, 1, kNR, r1 - r0, o);
     }
   }
 }
@@ -694,8 +697,9 @@ void gemm_packed(int64_t count, const std::function<GemmOf<E>(int64_t)>& product
           sch.pack_a(storage(a.p + i0 * a.rs), std::min<int64_t>(mr, m - i0), k, a.rs, a.cs, kp, pa + u * kp * st * mr);
         } else {
           const int64_t v = u - a_units, slot = v / npan, j0 = v % npan * kNR;
-          pack_b_steps(sch, g.bs[static_cast<size_t>(slot)], g.b_sources[static_cast<size_t>(slot)], j0,
-                       std::min<int64_t>(kNR, n - j0), 0, kp, pb + v * kp * st * kNR);
+          // (Never from a source: the blocks make their own, own_b.)
+          pack_b_steps(sch, g.bs[static_cast<size_t>(slot)], static_cast<const MatSource<E>*>(nullptr),
+                       static_cast<E*>(nullptr), j0, std::min<int64_t>(kNR, n - j0), 0, kp, pb + v * kp * st * kNR);
         }
       }
     });
@@ -715,6 +719,7 @@ void gemm_packed(int64_t count, const std::function<GemmOf<E>(int64_t)>& product
       const Scratch<float> sums = nkc == 1 ? Scratch<float>() : scratch<float>(std::min(mcp, mpan) * mr * ldc);
       // The block's column panels of b for one k block, where the block packs them.
       const Scratch<P> bk = own_b ? scratch<P>(std::min(ncp, npan) * kcp * st * kNR) : Scratch<P>();
+      const Scratch<E> src_rows = first.b_source ? scratch<E>(kSourceRows) : Scratch<E>();
       if (sch.tiles) tiles_begin();
       for (int64_t t = next(); t >= 0; t = next()) {
         const int64_t gi = t / (mblocks * nblocks), mb = t / nblocks % mblocks, nbk = t % nblocks;
@@ -738,7 +743,7 @@ void gemm_packed(int64_t count, const std::function<GemmOf<E>(int64_t)>& product
             for (int64_t q0 = p0; q0 < p1; q0 += chunk) {
               const int64_t q1 = std::min(p1, q0 + chunk);
               for (int64_t jp = jp0; jp < jp1; ++jp)
-                pack_b_steps(sch, bm, b_src, jp * kNR, std::min<int64_t>(kNR, n - jp * kNR), q0, q1,
+                pack_b_steps(sch, bm, b_src, src_rows.get(), jp * kNR, std::min<int64_t>(kNR, n - jp * kNR), q0, q1,
                              bk.get() + ((jp - jp0) * b_stride + q0 - p0) * st * kNR);
             }
           }
