@@ -440,6 +440,44 @@ TEST(CpuPackedConv, TransposedEveryLevelAgainstF64) {
       true);
 }
 
+// Random geometries (a fixed seed): groups, channels, kernel sizes, strides, dilations, padding,
+// output padding, channels-last inputs, narrow and single-pixel output rows, in every dtype at
+// every level; forward convolutions, and transposed ones at stride 1 (which may run as forward
+// ones). bf16 takes the packed GEMMs at any size from Avx512Bf16 up.
+TEST(CpuPackedConv, RandomGeometriesEveryLevel) {
+  std::mt19937 rng(20);
+  auto pick = [&](int lo, int hi) { return static_cast<int64_t>(std::uniform_int_distribution<int>(lo, hi)(rng)); };
+  for (const bool transposed : {false, true}) {
+    SCOPED_TRACE(transposed ? "transposed" : "forward");
+    std::vector<ConvCase> cases;
+    std::vector<std::string> names;
+    names.reserve(24);  // the cases point into it
+    while (cases.size() < 24) {
+      Conv2dParams p;
+      const int64_t groups = pick(1, 3), cg = pick(1, 24), cog = pick(1, 40), kh = pick(1, 4), kw = pick(1, 6);
+      p.groups = groups;
+      p.dilation = {pick(1, 3), pick(1, 3)};
+      p.padding = {pick(0, 3), pick(0, 4)};
+      p.stride = transposed ? std::array<int64_t, 2>{1, 1} : std::array<int64_t, 2>{pick(1, 3), pick(1, 3)};
+      if (transposed) p.output_padding = {pick(0, p.dilation[0] - 1), pick(0, p.dilation[1] - 1)};
+      const int64_t h = pick(1, 24), w = pick(1, 40);
+      const int64_t reach_h = p.dilation[0] * (kh - 1), reach_w = p.dilation[1] * (kw - 1);
+      const bool fits = transposed ? h - 1 + reach_h - 2 * p.padding[0] >= 0 && w - 1 + reach_w - 2 * p.padding[1] >= 0
+                                   : h + 2 * p.padding[0] > reach_h && w + 2 * p.padding[1] > reach_w;
+      if (!fits) continue;
+      const Shape ws = transposed ? Shape{groups * cg, cog, kh, kw} : Shape{groups * cog, cg, kh, kw};
+      const Shape xs{pick(1, 3), groups * cg, h, w};
+      names.push_back("x " + xs.str() + " w " + ws.str() + " stride " + std::to_string(p.stride[0]) + "x" +
+                      std::to_string(p.stride[1]) + " padding " + std::to_string(p.padding[0]) + "x" +
+                      std::to_string(p.padding[1]) + " dilation " + std::to_string(p.dilation[0]) + "x" +
+                      std::to_string(p.dilation[1]) + " groups " + std::to_string(groups) + " output padding " +
+                      std::to_string(p.output_padding[0]) + "x" + std::to_string(p.output_padding[1]));
+      cases.push_back({names.back().c_str(), xs, ws, p, pick(0, 1) == 1});
+    }
+    convs_every_level(cases, transposed);
+  }
+}
+
 // VDPBF16PS and TDPBF16PS treat denormal inputs as zero and flush denormal sums to zero (Note
 // [bf16 GEMM], Note [AMX GEMM]); the widening path and f32 (wick's kernel, Note [f32 GEMM], and
 // OpenBLAS) keep both. Infinities and NaN propagate on all (with AMX through the zeros that pad k
