@@ -34,6 +34,14 @@ std::vector<simd::Isa> gemm_levels() {
     if (isa <= simd::detected()) v.push_back(isa);
   return v;
 }
+// body(isa) at each of gemm_levels(), up to a fatal failure.
+template <class F>
+void at_gemm_levels(F&& body) {
+  for (simd::Isa isa : gemm_levels()) {
+    body(isa);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
 constexpr const char* kNoGemm =
     "no bf16 GEMM level on this cpu (AVX512_BF16 on AMD, or AMX with the OS's permission: simd.cpp detect())";
 constexpr const char* kNoF32Gemm = "no AVX-512 on this cpu: the f32 GEMM kernel does not run here";
@@ -145,10 +153,7 @@ void sizes_and_layouts(simd::Isa isa) {
 
 TEST(CpuBf16Matmul, GemmSizesAndLayoutsAgainstF64) {
   if (gemm_levels().empty()) GTEST_SKIP() << kNoGemm;
-  for (simd::Isa isa : gemm_levels()) {
-    sizes_and_layouts<bf16>(isa);
-    if (::testing::Test::HasFatalFailure()) return;
-  }
+  at_gemm_levels(sizes_and_layouts<bf16>);
 }
 
 TEST(CpuF32Matmul, GemmSizesAndLayoutsAgainstF64) {
@@ -211,10 +216,7 @@ void batches_shared_operands_and_empty_k(simd::Isa isa) {
 
 TEST(CpuBf16Matmul, GemmBatchesSharedOperandsAndEmptyK) {
   if (gemm_levels().empty()) GTEST_SKIP() << kNoGemm;
-  for (simd::Isa isa : gemm_levels()) {
-    batches_shared_operands_and_empty_k<bf16>(isa);
-    if (::testing::Test::HasFatalFailure()) return;
-  }
+  at_gemm_levels(batches_shared_operands_and_empty_k<bf16>);
 }
 
 TEST(CpuF32Matmul, GemmBatchesSharedOperandsAndEmptyK) {

@@ -301,14 +301,18 @@ void forward_blocks(const ConvArrays<A, T>& v, const Geom& g, const char* op) {
 struct Im2colPlan {
   Geom g;
   std::vector<int64_t> wlo, whi;
-  bool vector_rows;  // Im2col::rows may take the AVX-512 path (Note [CPU conv on the packed GEMMs])
-  Im2colPlan(const Geom& geom, bool vectors) : g(geom), wlo(static_cast<size_t>(geom.kw)), whi(wlo) {
+  // Im2col::rows may take the AVX-512 path (Note [CPU conv on the packed GEMMs]; the packed GEMMs
+  // run from Isa::Avx512 up): its lane offsets are 32-bit (gathers), so one channel's plane and the
+  // reach of a 32-pixel run must stay well inside that.
+  bool vector_rows;
+  explicit Im2colPlan(const Geom& geom)
+      : g(geom),
+        wlo(static_cast<size_t>(geom.kw)),
+        whi(wlo),
+        vector_rows(geom.h * geom.w + 64 * (geom.sw + 1) < (int64_t{1} << 30)) {
     for (int64_t j = 0; j < g.kw; ++j)
       convmath::valid_range(j * g.dw - g.pw, g.sw, g.w, g.ow, &wlo[static_cast<size_t>(j)],
                             &whi[static_cast<size_t>(j)]);
-    // Lane offsets are 32-bit (gathers); one channel's plane and the reach of a 32-pixel run stay
-    // well inside that.
-    vector_rows = vectors && g.h * g.w + 64 * (g.sw + 1) < (int64_t{1} << 30) && g.w < (int64_t{1} << 20);
   }
 };
 
@@ -350,30 +354,41 @@ inline TapLanes tap_lanes(const Im2colPlan& pl, const PixelRun& r, int64_t i, in
   return {upto & ~((1u << l0) - 1), ih * g.w + (r.ow0 - r.lane0) * g.sw + j * g.dw - g.pw};
 }
 
-// The pixel runs of one chunk of up to 32 output pixels and the lanes of every tap (i, j) over them.
-// Rows of an Im2col take the taps in turn, channel after channel, so where a call spans every tap
-// the lanes are worked out once per chunk (a table of taps x runs), else row by row.
+// Rows k0 .. k0 + rows - 1 of an Im2col over one chunk of up to 32 output pixels from p0: the
+// pixel runs, and a cursor over the rows' taps (c, i, j), which the rows take in turn, channel
+// after channel. Where the rows span every tap, the lanes of each tap over the runs are worked
+// out once (a table of taps x runs), else row by row.
 class ChunkTaps {
  public:
-  ChunkTaps(const Im2colPlan& pl, int64_t p0, int64_t count, int64_t rows) : pl_(pl) {
-    nr_ = pixel_runs(pl.g, p0, count, run_);
+  ChunkTaps(const Im2colPlan& pl, int64_t p0, int64_t count, int64_t k0, int64_t rows) : pl_(pl) {
     const int64_t taps = pl.g.kh * pl.g.kw;
+    c_ = k0 / taps, i_ = k0 % taps / pl.g.kw, j_ = k0 % pl.g.kw;
+    nr_ = pixel_runs(pl.g, p0, count, run_);
     table_ = rows >= taps && taps * nr_ <= kTable;
     if (table_)
       for (int64_t t = 0; t < taps; ++t)
         for (int u = 0; u < nr_; ++u) lanes_[t * nr_ + u] = tap_lanes(pl, run_[u], t / pl.g.kw, t % pl.g.kw);
   }
   int runs() const { return nr_; }
-  // The lanes of tap (i, j) over the runs.
-  const TapLanes* lanes(int64_t i, int64_t j) {
-    if (table_) return lanes_ + (i * pl_.g.kw + j) * nr_;
-    for (int u = 0; u < nr_; ++u) row_[u] = tap_lanes(pl_, run_[u], i, j);
+  // The current row's input channel (within the group), and its tap's lanes over the runs.
+  int64_t channel() const { return c_; }
+  const TapLanes* lanes() {
+    if (table_) return lanes_ + (i_ * pl_.g.kw + j_) * nr_;
+    for (int u = 0; u < nr_; ++u) row_[u] = tap_lanes(pl_, run_[u], i_, j_);
     return row_;
+  }
+  // On to the next row.
+  void next() {
+    if (++j_ == pl_.g.kw) {
+      j_ = 0;
+      if (++i_ == pl_.g.kh) i_ = 0, ++c_;
+    }
   }
 
  private:
   static constexpr int64_t kTable = 128;
   const Im2colPlan& pl_;
+  int64_t c_, i_, j_;
   PixelRun run_[32];
   int nr_;
   bool table_;
@@ -395,18 +410,17 @@ inline const A* at_offset(const A* x, int64_t e) {
 __attribute__((target("avx512f"))) void im2col_rows_f32(const Im2colPlan& pl, const float* x, int64_t k0, int64_t kk,
                                                         int64_t j0, int64_t cols, float* out, int64_t ld) {
   const Geom& g = pl.g;
-  const int64_t taps = g.kh * g.kw, plane = g.h * g.w;
+  const int64_t plane = g.h * g.w;
   const __m512i lane_idx = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
                                               _mm512_set1_epi32(static_cast<int>(g.sw)));
   for (int64_t q0 = 0; q0 < cols; q0 += 32) {
     const int64_t n = std::min<int64_t>(32, cols - q0);
-    ChunkTaps ct(pl, j0 + q0, n, kk);
+    ChunkTaps ct(pl, j0 + q0, n, k0, kk);
     const __mmask16 keep0 = static_cast<__mmask16>(n >= 16 ? 0xffff : (1u << n) - 1);
     const __mmask16 keep1 = static_cast<__mmask16>(n >= 32 ? 0xffff : n <= 16 ? 0 : (1u << (n - 16)) - 1);
-    int64_t c = k0 / taps, i = k0 % taps / g.kw, j = k0 % g.kw;
-    for (int64_t r = 0; r < kk; ++r) {
-      const float* xc = x + c * plane;
-      const TapLanes* tl = ct.lanes(i, j);
+    for (int64_t r = 0; r < kk; ++r, ct.next()) {
+      const float* xc = x + ct.channel() * plane;
+      const TapLanes* tl = ct.lanes();
       __m512 v0 = _mm512_setzero_ps(), v1 = _mm512_setzero_ps();
       for (int u = 0; u < ct.runs(); ++u) {
         const TapLanes t = tl[u];
@@ -425,10 +439,6 @@ __attribute__((target("avx512f"))) void im2col_rows_f32(const Im2colPlan& pl, co
       }
       _mm512_mask_storeu_ps(out + r * ld + q0, keep0, v0);
       _mm512_mask_storeu_ps(out + r * ld + q0 + 16, keep1, v1);
-      if (++j == g.kw) {
-        j = 0;
-        if (++i == g.kh) i = 0, ++c;
-      }
     }
   }
 }
@@ -437,24 +447,18 @@ __attribute__((target("avx512f"))) void im2col_rows_f32(const Im2colPlan& pl, co
 __attribute__((target("avx512f,avx512bw"))) void im2col_rows_bf16(const Im2colPlan& pl, const bf16* x, int64_t k0,
                                                                   int64_t kk, int64_t j0, int64_t cols, bf16* out,
                                                                   int64_t ld) {
-  const Geom& g = pl.g;
-  const int64_t taps = g.kh * g.kw, plane = g.h * g.w;
+  const int64_t plane = pl.g.h * pl.g.w;
   for (int64_t q0 = 0; q0 < cols; q0 += 32) {
     const int64_t n = std::min<int64_t>(32, cols - q0);
-    ChunkTaps ct(pl, j0 + q0, n, kk);
+    ChunkTaps ct(pl, j0 + q0, n, k0, kk);
     const __mmask32 keep = static_cast<__mmask32>(n >= 32 ? ~0u : (1u << n) - 1);
-    int64_t c = k0 / taps, i = k0 % taps / g.kw, j = k0 % g.kw;
-    for (int64_t r = 0; r < kk; ++r) {
-      const uint16_t* xc = &x[c * plane].bits;
-      const TapLanes* tl = ct.lanes(i, j);
+    for (int64_t r = 0; r < kk; ++r, ct.next()) {
+      const uint16_t* xc = &x[ct.channel() * plane].bits;
+      const TapLanes* tl = ct.lanes();
       __m512i v = _mm512_setzero_si512();
       for (int u = 0; u < ct.runs(); ++u)
         if (tl[u].mask) v = _mm512_mask_loadu_epi16(v, tl[u].mask, at_offset(xc, tl[u].e));
       _mm512_mask_storeu_epi16(&out[r * ld + q0].bits, keep, v);
-      if (++j == g.kw) {
-        j = 0;
-        if (++i == g.kh) i = 0, ++c;
-      }
     }
   }
 }
@@ -494,7 +498,7 @@ void forward_packed(const A* x, const A* w, A* out, const Geom& g, simd::Isa isa
   const int64_t kg = cg * g.kh * g.kw, in_plane = g.h * g.w, out_plane = g.oh * g.ow;
   const int64_t count = g.n * g.groups;
   const bool direct = reads_input_as_is(g);  // the 1x1 kernel reads x as b
-  const Im2colPlan plan(g, isa >= simd::Isa::Avx512);
+  const Im2colPlan plan(g);
   std::vector<Im2col<A>> sources;
   if (!direct) {
     sources.reserve(static_cast<size_t>(count));
