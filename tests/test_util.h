@@ -30,10 +30,11 @@ inline std::vector<unsigned char> bytes_of(const Tensor& t) {
 }
 
 // The error allowed to a sum of k products with exact value `want` and products' magnitudes summing
-// to `mag`: rounded to its type (half_ulp, relative) after f32 accumulation (k + 2 roundings of
+// to `mag`: rounded to its type (half_ulp relative, or half_min, half the type's smallest
+// subnormal, absolute where the result is subnormal) after f32 accumulation (k + 2 roundings of
 // `mag` at most).
-inline double sum_error_bound(double want, double mag, int64_t k, double half_ulp) {
-  return half_ulp * std::abs(want) + (static_cast<double>(k) + 2) * 0x1p-24 * mag * (1 + half_ulp);
+inline double sum_error_bound(double want, double mag, int64_t k, double half_ulp, double half_min = 0) {
+  return half_ulp * std::abs(want) + half_min + (static_cast<double>(k) + 2) * 0x1p-24 * mag * (1 + half_ulp);
 }
 
 // c, sums of k products each, against their exact values `want` (f64) within sum_error_bound.
@@ -43,8 +44,9 @@ inline void expect_sums_close(const Tensor& c, const Tensor& want, const Tensor&
   const std::vector<double> w = want.to(cpu).to_vector<double>(), m = mag.to(cpu).to_vector<double>();
   const std::vector<double> got = c.to(cpu).to_dtype(DType::F64).to_vector<double>();
   const double half_ulp = c.dtype() == DType::BF16 ? 0x1p-8 : c.dtype() == DType::F16 ? 0x1p-11 : 0x1p-24;
+  const double half_min = c.dtype() == DType::BF16 ? 0x1p-134 : c.dtype() == DType::F16 ? 0x1p-25 : 0x1p-150;
   for (size_t i = 0; i < got.size(); ++i)
-    ASSERT_LE(std::abs(got[i] - w[i]), sum_error_bound(w[i], m[i], k, half_ulp)) << "element " << i;
+    ASSERT_LE(std::abs(got[i] - w[i]), sum_error_bound(w[i], m[i], k, half_ulp, half_min)) << "element " << i;
 }
 
 // c, computed as a @ b, against the product of the same (rounded) inputs in f64.
