@@ -439,6 +439,15 @@ void expect_conv_transpose2d_scatter(const Tensor& x, const Tensor& w, const Con
   for (size_t i = 0; i < ov.size(); ++i) ASSERT_NEAR(ov[i], ref[i], 1e-5 * mag[i] + 1e-6) << what << " at " << i;
 }
 
+// expect_conv_transpose2d_scatter over random inputs of each case on d.
+template <size_t N>
+void expect_transposed_cases(const ConvCase (&cases)[N], const Device& d) {
+  for (const ConvCase& c : cases) {
+    const Tensor x = Tensor::rand_uniform(c.x, c.dtype, -1, 1, d), w = Tensor::rand_uniform(c.w, c.dtype, -1, 1, d);
+    expect_conv_transpose2d_scatter(x, w, c.params(), x.conv_transpose2d(w, c.params()), c.name());
+  }
+}
+
 TEST_P(Conv, LargeConvTranspose2dMatchesScatter) {
   // Output planes of 12k elements per channel: col2im splits the channels across threads.
   const Tensor x = rand({2, 6, 40, 50});
@@ -461,10 +470,23 @@ TEST_P(Conv, BlockedConvTranspose2dMatchesScatter) {
       {{2, 8, 10, 7}, {8, 33, 3, 3}, {2, 2}, {1, 2}, {1, 1}, {1, 0}, 1, DType::F64},
       {{1, 4, 30, 20}, {4, 2, 2, 3}, {1, 2}, {0, 1}, {2, 1}, {0, 1}, 1, DType::F32},
   };
-  for (const ConvCase& c : cases) {
-    const Tensor x = rand(c.x, c.dtype), w = rand(c.w, c.dtype);
-    expect_conv_transpose2d_scatter(x, w, c.params(), x.conv_transpose2d(w, c.params()), c.name());
-  }
+  expect_transposed_cases(cases, dev());
+}
+
+// Transposed convolutions run as one forward convolution per output phase (Note [Transposed conv
+// phases]): phases without taps (a kernel narrower than the stride; a dilation sharing a factor with
+// it), 1x1 phases, 2x2 phases over 64 channels (the GPU's implicit GEMM), 3x3 ones over 32 -> 64
+// channels (its Winograd kernel), groups, padding past the kernel and output padding.
+TEST_P(Conv, TransposedPhasesMatchScatter) {
+  const ConvCase cases[] = {
+      {{2, 3, 5, 4}, {3, 2, 2, 2}, {3, 3}, {0, 0}, {1, 1}, {2, 1}, 1, DType::F32},
+      {{2, 4, 6, 5}, {4, 3, 3, 3}, {2, 2}, {0, 1}, {2, 2}, {1, 0}, 2, DType::F32},
+      {{2, 16, 7, 9}, {16, 8, 4, 4}, {4, 4}, {0, 0}, {1, 1}, {0, 0}, 1, DType::F32},
+      {{2, 64, 6, 7}, {64, 64, 4, 4}, {2, 2}, {1, 1}, {1, 1}, {0, 0}, 1, DType::F32},
+      {{2, 32, 5, 6}, {32, 64, 6, 6}, {2, 2}, {2, 2}, {1, 1}, {1, 1}, 1, DType::F32},
+      {{1, 6, 5, 7}, {6, 4, 3, 5}, {2, 3}, {3, 4}, {1, 2}, {1, 2}, 1, DType::F64},
+  };
+  expect_transposed_cases(cases, dev());
 }
 
 TEST_P(Conv, LargePoolAndUpsampleMatchLoops) {

@@ -288,6 +288,30 @@ TEST(GpuConv, ImplicitGemmShapes) {
       pt.padding = {1, 0};
       pt.dilation = {2, 1};
       expect_close(xt.to(d).conv_transpose2d(wt.to(d), pt), xt.conv_transpose2d(wt, pt), 360, tn + " transpose2d");
+      // transposed at stride 2: the four phases of a 4x4 kernel in one launch; those of a 3x3 one with
+      // output padding (taps 2 and 1 per dim) one launch each
+      const Tensor xs2 = randu({2, 48, 6, 5}, t), w4 = randu({48, 40, 4, 4}, t), w3 = randu({48, 40, 3, 3}, t);
+      Conv2dParams ps2;
+      ps2.stride = {2, 2};
+      ps2.padding = {1, 1};
+      expect_close(xs2.to(d).conv_transpose2d(w4.to(d), ps2), xs2.conv_transpose2d(w4, ps2), 192,
+                   tn + " transpose2d k4 s2");
+      ps2.output_padding = {1, 1};
+      expect_close(xs2.to(d).conv_transpose2d(w3.to(d), ps2), xs2.conv_transpose2d(w3, ps2), 192,
+                   tn + " transpose2d k3 s2");
+      // the same in one launch with groups, and in 1-d (two phases)
+      const Tensor xg = randu({2, 64, 5, 6}, t), wg = randu({64, 32, 4, 4}, t);
+      Conv2dParams pg;
+      pg.stride = {2, 2};
+      pg.padding = {1, 1};
+      pg.groups = 2;
+      expect_close(xg.to(d).conv_transpose2d(wg.to(d), pg), xg.conv_transpose2d(wg, pg), 128,
+                   tn + " grouped transpose2d k4 s2");
+      const Tensor xl = randu({3, 48, 20}, t), wl = randu({48, 40, 4}, t);
+      Conv1dParams pl;
+      pl.stride = 2;
+      pl.padding = 1;
+      expect_close(xl.to(d).conv_transpose1d(wl.to(d), pl), xl.conv_transpose1d(wl, pl), 96, tn + " transpose1d k4 s2");
       const Tensor x1 = randu({2, 50, 64}, t).transpose(1, 2), w1 = randu({48, 64, 5}, t);
       Conv1dParams p1;
       p1.stride = 2;

@@ -22,6 +22,46 @@ inline Geom geom(const TensorArg& x, const TensorArg& dst, int64_t kh, int64_t k
           p.padding[1], p.dilation[0],  p.dilation[1],  p.groups};
 }
 
+// Note [Transposed conv phases]
+// Along one dim a transposed convolution sums out[o] = sum over taps t of x[(o + p - t d) / s] w[t],
+// over the taps where the division is exact and lands in [0, in). Which taps those are depends only
+// on o mod s, the output's phase: the outputs o = r, r + s, r + 2s, ... of phase r take the taps
+// t0, t0 + L, t0 + 2L, ... below k, with L = s / gcd(s, d) and t0 the first tap with
+// r + p - t0 d divisible by s (none when no tap below min(k, L) is). Output q of the phase
+// (o = r + q s) and its a-th tap t0 + a L read x[q + c - a D] with c = (r + p - t0 d) / s and
+// D = d / gcd(s, d): a forward convolution at stride 1 over x with padding -c and dilation -D (its
+// input coordinate q - (-c) + a (-D), convmath::conv_in_pos), whose taps out of range read 0 as in
+// the padding. So a transposed convolution is s_h * s_w such forward convolutions, each over a
+// strided slice of the weights and writing a strided slice of the output; at stride 1 it is one,
+// with padding -p and dilation -d. Phases without taps are zeros.
+struct TransposedPhase {
+  int64_t tap0, taps, tap_step;  // the taps t0 + a * tap_step, a < taps, of w
+  int64_t pad, dil;              // the forward convolution's padding (any sign) and dilation (negative)
+  int64_t out0, outs;            // its outputs out0 + q * s, q < outs
+};
+
+// The phase r (0 <= r < s) of one dim of a transposed convolution with kernel k, stride s, padding
+// p, dilation d >= 1 and `out` outputs.
+inline TransposedPhase transposed_phase(int64_t r, int64_t k, int64_t s, int64_t p, int64_t d, int64_t out) {
+  int64_t a = s, b = d;  // gcd(s, d)
+  while (b != 0) {
+    const int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  const int64_t step = s / a;
+  TransposedPhase ph{0, 0, step, 0, -(d / a), r, r < out ? (out - r + s - 1) / s : 0};
+  for (int64_t t = 0; t < k && t < step; ++t) {
+    const int64_t v = r + p - t * d;
+    if (v % s != 0) continue;
+    ph.tap0 = t;
+    ph.taps = (k - t + step - 1) / step;
+    ph.pad = -(v / s);
+    break;
+  }
+  return ph;
+}
+
 // [A, B, L] viewed as [A, B, 1, L].
 inline TensorArg as_2d(const TensorArg& t) {
   const Shape& s = t.shape();

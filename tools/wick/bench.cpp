@@ -370,6 +370,18 @@ std::vector<Spec> make_specs(const Sizes& z) {
       Tensor x = rnd({N, C, H, H}, D::F32, d), w = rnd({C, C, 3, 3}, D::F32, d);
       return Run([x, w, p] { (void)x.conv_transpose2d(w, p); });
     });
+    {  // the upsampling form: H/2 -> H, 4x4 kernel at stride 2
+      const int64_t hh = H / 2;
+      const double ein = static_cast<double>(N * C * hh * hh), w4 = static_cast<double>(C * C * 16);
+      Conv2dParams p2;
+      p2.stride = {2, 2};
+      p2.padding = {1, 1};
+      row("conv_transpose2d", base + "->" + std::to_string(C) + " " + dims({hh, hh}) + " k4 s2 p1", "f32",
+          4 * (ein + e + w4), 2 * ein * static_cast<double>(C) * 16, 4 * (ein + w4), [=](const Device& d) {
+            Tensor x = rnd({N, C, hh, hh}, D::F32, d), w = rnd({C, C, 4, 4}, D::F32, d);
+            return Run([x, w, p2] { (void)x.conv_transpose2d(w, p2); });
+          });
+    }
     row("max_pool2d", base + " " + dims({H, H}) + " k2 s2", "f32", 4 * e * 1.25, 0, 4 * e, [=](const Device& d) {
       Tensor x = rnd({N, C, H, H}, D::F32, d);
       return Run([x] { (void)x.max_pool2d(Pool2dParams{}); });

@@ -1,23 +1,23 @@
 // Convolutions on the GPU: Winograd F(2x2, 3x3) for f32 3x3 ones at stride 1 (Note [GPU Winograd
 // conv] in conv_winograd.cu), an implicit GEMM (Note [GPU implicit GEMM conv] in conv_implicit.cu) or
-// im2col + GEMM (forward, and transposed at stride 1: Note [GPU transposed conv at stride 1]), and
-// GEMM + col2im (transposed at larger strides), the explicit GEMMs through the BLAS shim. Same
-// semantics as src/cpu/conv.cpp, with the index math of src/backend/conv_math.h; the 1-d ops run as
-// 2-d ones with a height of 1.
+// im2col + GEMM, the explicit GEMMs through the BLAS shim; transposed convolutions as forward ones,
+// one per output phase (Note [GPU transposed convs as forward ones]). Same semantics as
+// src/cpu/conv.cpp, with the index math of src/backend/conv_math.h; the 1-d ops run as 2-d ones with
+// a height of 1.
 //
 // Note [GPU conv batching]
 // The samples of a batch share one column buffer (im2col writes [n, c_in*kh*kw, oh*ow] for a
 // chunk of n samples), so each group's GEMM is one strided-batched call over the samples, or over
 // the groups when there are more groups than samples (depthwise convolutions); the other of the
 // two is looped on the host. Chunks over the samples keep the buffer under kColumnBytes (always at
-// least one sample). Dtypes: forward GEMMs write the dtype itself (f32 for f8e4m3, Note [GPU GEMM
-// dtypes]); transposed GEMMs write f32 (f64 for f64) columns which col2im sums and rounds once,
-// writing dst in any layout. im2col reads x in any layout and widens f8e4m3 to f16 on the way.
+// least one sample). Dtypes: the GEMMs write the dtype itself (f32 for f8e4m3, Note [GPU GEMM
+// dtypes]). im2col reads x in any layout and widens f8e4m3 to f16 on the way.
 #include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
 #include <type_traits>
+#include <vector>
 
 #include "backend/conv_geom.h"
 #include "cpu/dispatch.h"
@@ -134,44 +134,6 @@ bool fits_32bit(const Geom& g, const Strides4& xs, int64_t planes) {
   return planes * taps * plane + plane <= kMax;
 }
 
-// The adjoint of im2col as a gather, so that no atomics are needed: each output element
-// (n, co, y, x) sums the columns of the taps (i, j) and input pixels (ih, iw) with
-// ih * sh - ph + i * dh == y (and likewise for x), in the CPU's tap order, and is rounded once.
-// col is [samples, c_out, kh, kw, h, w]; e runs over [samples, c_out, oh, ow].
-template <class Index, class T, class A>
-__global__ void __launch_bounds__(kern::kBlock)
-    col2im_kernel(const A* col, Geom g, Index total, T* out, Strides4 os) {
-  const Index step = static_cast<Index>(blockDim.x) * gridDim.x;
-  for (Index e = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += step) {
-    Index r = e;
-    const int64_t x = static_cast<int64_t>(r % static_cast<Index>(g.ow));
-    r /= static_cast<Index>(g.ow);
-    const int64_t y = static_cast<int64_t>(r % static_cast<Index>(g.oh));
-    r /= static_cast<Index>(g.oh);
-    const int64_t co = static_cast<int64_t>(r % static_cast<Index>(g.c_out));
-    const int64_t n = static_cast<int64_t>(r / static_cast<Index>(g.c_out));
-    const A* base = col + (n * g.c_out + co) * g.kh * g.kw * g.h * g.w;
-    A acc = A(0);
-    for (int64_t i = 0; i < g.kh; ++i) {
-      const int64_t ty = y + g.ph - i * g.dh;
-      if (ty < 0 || ty % g.sh != 0 || ty / g.sh >= g.h) continue;
-      const int64_t ih = ty / g.sh;
-      for (int64_t j = 0; j < g.kw; ++j) {
-        const int64_t tx = x + g.pw - j * g.dw;
-        if (tx < 0 || tx % g.sw != 0 || tx / g.sw >= g.w) continue;
-        acc += base[((i * g.kw + j) * g.h + ih) * g.w + tx / g.sw];
-      }
-    }
-    out[n * os.n + co * os.c + y * os.h + x * os.w] = convert<T>(acc);
-  }
-}
-
-template <class Kernel, class... Args>
-void launch(const kern::LaunchCtx& ctx, Kernel k, int64_t total, Args... args) {
-  k<<<kern::grid_for(ctx, total), kern::kBlock, 0, gpu::native_stream(ctx.stream)>>>(args...);
-  gpu::check_launch(ctx.op, ctx.device);
-}
-
 // Output pixels per thread of the vectorised im2col (Note [GPU im2col]).
 constexpr int kIm2colPixels = 4;
 
@@ -213,25 +175,6 @@ void im2col(const kern::LaunchCtx& ctx, const TensorArg& x, int64_t n0, const Ge
         } else {
           run.template operator()<T>();
         }
-      },
-      ctx.op);
-}
-
-void col2im(const kern::LaunchCtx& ctx, const void* col, const Geom& g, int64_t samples, const TensorArg& dst,
-            int64_t n0) {
-  const int64_t total = samples * g.c_out * g.oh * g.ow;
-  if (total == 0) return;
-  const Strides4 os = strides4(dst);
-  cpu::dispatch_in<kFloatTypes>(
-      dst.dtype,
-      [&]<class T>() {
-        using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
-        T* op = dst.ptr<T>() + n0 * os.n;
-        const A* cp = static_cast<const A*>(col);
-        if (total <= INT32_MAX)
-          launch(ctx, col2im_kernel<uint32_t, T, A>, total, cp, g, static_cast<uint32_t>(total), op, os);
-        else
-          launch(ctx, col2im_kernel<int64_t, T, A>, total, cp, g, total, op, os);
       },
       ctx.op);
 }
@@ -300,20 +243,42 @@ TensorArg contiguous_output(Backend& be, const TensorArg& dst, DType t, kern::Sc
   return TensorArg(hold.get(), t, Layout(dst.shape()));
 }
 
+// Forward convolutions of geometry g over one x that differ only in their padding, weights and
+// output, run by one launch where the implicit GEMM takes them (the output phases of a transposed
+// convolution, Note [GPU transposed convs as forward ones]): phase (zh, zw), zh < nh, zw < nw, has
+// padding (pad_h[zh], pad_w[zw]), weights w5[zh * nw + zw] ([groups, c_out/groups, c_in/groups,
+// kh, kw] in any layout) and writes dst offset by zh * out_h + zw * out_w elements. One phase: g's
+// padding, w5 and dst.
+struct ConvPhases {
+  int nh = 1, nw = 1;
+  int64_t pad_h[kern::kImplicitPhases] = {}, pad_w[kern::kImplicitPhases] = {};
+  std::vector<TensorArg> w5;
+  int64_t out_h = 0, out_w = 0;
+  ConvPhases(const TensorArg& w, const Geom& g) : w5{w} { pad_h[0] = g.ph, pad_w[0] = g.pw; }
+  ConvPhases() = default;
+};
+
 // The implicit-GEMM path (Note [GPU implicit GEMM conv]) where it is fast on this device and the
 // problem suits it, else false. It reads x as it lies when its channels have unit stride or it is
-// f32, else from a channels-last copy. It pays where a group's output channels fill one block's tile (32 to
-// 64) and K is at least 32: on the H100 the conv2d benchmark row (64 channels) took 0.100 ms in
-// bf16 against im2col + cuBLAS's 0.114 and 0.275 ms in f32 against 0.288, while conv1d with 256
-// output channels (four tiles, each gathering the columns again) took 1.75 ms against 1.27.
-bool conv_implicit_gemm(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& x, const TensorArg& w5,
+// f32, else from a channels-last copy. It pays where a group's output
+// channels fill one block's tile (32 to 64) and K is at least 32: on the H100 the conv2d benchmark
+// row (64 channels) took 0.100 ms in bf16 against im2col + cuBLAS's 0.114 and 0.275 ms in f32
+// against 0.288, while conv1d with 256 output channels (four tiles, each gathering the columns
+// again) took 1.75 ms against 1.27.
+bool conv_implicit_gemm(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& x, const ConvPhases& ph,
                         const TensorArg& dst, const Geom& g) {
   const int64_t cg = g.c_in / g.groups, cog = g.c_out / g.groups, elem = static_cast<int64_t>(dtype_size(x.dtype));
   // (implicit_conv_fits checks the vector widths of the channels and strides.)
-  if (!kern::implicit_conv_fast(x.dtype, be.properties().architecture) || cog < 32 ||
+  if (!kern::implicit_conv_fast(x.dtype, be.properties().architecture) || dst.dtype != x.dtype || cog < 32 ||
       cog > kern::kImplicitConvChannels || cg * g.kh * g.kw < 32)
     return false;
-  const int64_t stride[2] = {g.sh, g.sw}, pad[2] = {g.ph, g.pw}, dil[2] = {g.dh, g.dw};
+  // One phase: its padding. Several: checked with the largest magnitude of theirs (all that
+  // implicit_conv_fits reads of it), each phase's then set in ImplicitPhases.
+  const bool phased = ph.w5.size() > 1;
+  int64_t pad[2] = {ph.pad_h[0], ph.pad_w[0]};
+  for (int z = 0; phased && z < ph.nh; ++z) pad[0] = std::max(std::abs(pad[0]), std::abs(ph.pad_h[z]));
+  for (int z = 0; phased && z < ph.nw; ++z) pad[1] = std::max(std::abs(pad[1]), std::abs(ph.pad_w[z]));
+  const int64_t stride[2] = {g.sh, g.sw}, dil[2] = {g.dh, g.dw};
   const Strides4 xs = strides4(x);
   const char* xp = byte_ptr(x.data, x.layout.offset(), x.dtype);
   kern::Scratch hx, hw, ho;
@@ -329,21 +294,40 @@ bool conv_implicit_gemm(GpuBackend& be, const kern::LaunchCtx& ctx, const Tensor
       return false;
     xp = static_cast<const char*>(contiguous_copy(be, ctx, nhwc, x.dtype, hx).data);
   }
-  // Weights packed as [groups, kh, kw, cg, cog]: w5 read in that order.
-  const Strides& ws = w5.layout.strides();
-  const TensorArg wp(w5.data, w5.dtype,
-                     Layout(Shape{g.groups, g.kh, g.kw, cg, cog}, Strides{ws[0], ws[3], ws[4], ws[2], ws[1]},
-                            w5.layout.offset()));
-  const TensorArg wt = contiguous_copy(be, ctx, wp, x.dtype, hw);
-  const TensorArg oc = contiguous_output(be, dst, x.dtype, ho);
-  kern::conv_implicit(ctx, x.dtype, xp, wt.data, const_cast<char*>(byte_ptr(oc.data, oc.layout.offset(), oc.dtype)),
-                      a, g.groups);
+  // Weights packed as [phases, groups, kh, kw, cg, cog]: each w5 read in that order.
+  const Shape packed_w{g.groups, g.kh, g.kw, cg, cog};
+  const int64_t per_phase = Layout(packed_w).numel();
+  hw = kern::Scratch(be, static_cast<int64_t>(ph.w5.size()) * per_phase * elem);
+  for (size_t z = 0; z < ph.w5.size(); ++z) {
+    const TensorArg& w5 = ph.w5[z];
+    const Strides& ws = w5.layout.strides();
+    kern::cast(
+        ctx,
+        TensorArg(w5.data, w5.dtype, Layout(packed_w, Strides{ws[0], ws[3], ws[4], ws[2], ws[1]}, w5.layout.offset())),
+        TensorArg(hw.get(), x.dtype,
+                  Layout(packed_w, Layout(packed_w).strides(), static_cast<int64_t>(z) * per_phase)));
+  }
+  // One phase writes a contiguous output (the kernel's faster form); several write dst as it lies.
+  kern::ImplicitPhases f;
+  TensorArg oc = dst;
+  if (phased) {
+    const Strides4 os = strides4(dst);
+    f.nh = ph.nh, f.nw = ph.nw;
+    for (int z = 0; z < ph.nh; ++z) f.ph[z] = static_cast<int>(ph.pad_h[z]);
+    for (int z = 0; z < ph.nw; ++z) f.pw[z] = static_cast<int>(ph.pad_w[z]);
+    f.wt_step = per_phase, f.out_h = ph.out_h, f.out_w = ph.out_w;
+    a.out_n = os.n, f.out_c = os.c, f.out_y = os.h, f.out_x = os.w;
+  } else {
+    oc = contiguous_output(be, dst, x.dtype, ho);
+  }
+  kern::conv_implicit(ctx, x.dtype, xp, hw.get(), const_cast<char*>(byte_ptr(oc.data, oc.layout.offset(), oc.dtype)), a,
+                      g.groups, f);
   if (oc.data != dst.data) kern::cast(ctx, oc, dst);
   return true;
 }
 
 // The Winograd path (Note [GPU Winograd conv] in conv_winograd.cu) for f32 3x3 convolutions at
-// stride 1 and dilation 1, or -1 (a transposed convolution at stride 1: the taps flipped, the
+// stride 1 and dilation 1, or -1 (a transposed convolution's phase seen as forward: the taps flipped, the
 // padding grown by 2), where the channels fill its tiles: at least 16 input and 48 output channels
 // per group (its blocks compute 64 output channels). Else false.
 bool conv_winograd(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& x, const TensorArg& w5,
@@ -381,7 +365,7 @@ bool conv_winograd(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& 
 }
 
 // dst = conv(x, w) with geometry g (which may carry the negative paddings and dilations of a
-// transposed convolution, Note [GPU transposed conv at stride 1]); w5 is the weights as
+// transposed convolution's phase, Note [GPU transposed convs as forward ones]); w5 is the weights as
 // [groups, c_out/groups, c_in/groups, kh, kw] in any layout.
 void conv_gemm(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& x, const TensorArg& w5,
                const TensorArg& dst, const Geom& g) {
@@ -397,7 +381,9 @@ void conv_gemm(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& x, c
   // plane can still be larger: a transposed conv's output_padding.)
   const bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 &&
                          g.oh == g.h && g.ow == g.w && x.dtype == in_t && plane_ld(x) > 0;
-  if (!pointwise && (conv_winograd(be, ctx, x, w5, dst, g) || conv_implicit_gemm(be, ctx, x, w5, dst, g))) return;
+  if (!pointwise &&
+      (conv_winograd(be, ctx, x, w5, dst, g) || conv_implicit_gemm(be, ctx, x, ConvPhases(w5, g), dst, g)))
+    return;
   kern::Scratch hw, ho, hcol;
   // Weights as a row-major [c_out, kg] matrix.
   const TensorArg wc = w5.dtype == in_t && w5.layout.is_contiguous() ? w5 : contiguous_copy(be, ctx, w5, in_t, hw);
@@ -451,77 +437,78 @@ void conv_forward(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& x
   conv_gemm(be, ctx, x, w5, dst, g);
 }
 
-// Note [GPU transposed conv at stride 1]
-// A transposed convolution sums y[n, co, oy, ox] = sum over ci, i, j of
-// x[n, ci, (oy + ph - i*dh) / sh, (ox + pw - j*dw) / sw] w[ci, co, i, j] where the division is exact.
-// At stride 1 every tap divides, and oy + ph - i*dh is conv_in_pos(oy, i, 1, -ph, -dh): a forward
-// convolution with negated padding and dilation (out-of-range rows read 0, as in the padding), over
-// the weights with c_in and c_out swapped per group. That runs as the forward path (an implicit GEMM,
-// or im2col + one GEMM that writes the output dtype) instead of a GEMM into f32 columns and a col2im
-// gather over them.
-void conv_transposed_unit_stride(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& x,
-                                 const TensorArg& w, const TensorArg& dst, Geom g) {
-  const int64_t cg = g.c_in / g.groups, cog = g.c_out / g.groups;
-  // w [groups*cg, cog, kh, kw] read as [groups, cog, cg, kh, kw].
-  const Strides& ws = w.layout.strides();
-  const TensorArg w5(w.data, w.dtype,
-                     Layout(Shape{g.groups, cog, cg, g.kh, g.kw}, Strides{cg * ws[0], ws[1], ws[0], ws[2], ws[3]},
-                            w.layout.offset()));
-  g.ph = -g.ph;
-  g.pw = -g.pw;
-  g.dh = -g.dh;
-  g.dw = -g.dw;
-  conv_gemm(be, ctx, x, w5, dst, g);
-}
-
+// Note [GPU transposed convs as forward ones]
+// A transposed convolution runs as s_h * s_w forward ones (Note [Transposed conv phases] in
+// backend/conv_geom.h), one per output phase, each through conv_gemm (the implicit GEMM, Winograd,
+// or im2col + one GEMM that writes the output dtype) over the weights with c_in and c_out swapped
+// per group and a strided slice of the taps, writing a strided slice of dst (through a contiguous
+// buffer and a copy where conv_gemm's path needs one). At stride 1 that is one forward convolution
+// with negated padding and dilation. It replaced one GEMM into f32 columns [c_out * kh * kw, h * w]
+// and a col2im gather over them, which wrote and read the columns (kh * kw / (s_h * s_w) times the
+// output) and spent its GEMMs on k = c_in / groups: on the H100, conv_transpose2d N32 C64->64
+// 28x28 k4 s2 p1 f32 took 0.508 ms that way (torch 0.252).
 void conv_transposed(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& x, const TensorArg& w,
                      const TensorArg& dst, const Conv2dParams& p) {
   if (dst.numel() == 0) return;
   const Geom g = geom(x, dst, w.shape()[2], w.shape()[3], p);
-  if (g.sh == 1 && g.sw == 1) {
-    conv_transposed_unit_stride(be, ctx, x, w, dst, g);
-    return;
-  }
   const int64_t cg = g.c_in / g.groups, cog = g.c_out / g.groups;
-  const int64_t kg = cog * g.kh * g.kw, in_plane = g.h * g.w;
-  if (cg == 0 || in_plane == 0 || g.n == 0) {  // nothing reaches the output
+  if (cg == 0 || g.h * g.w == 0 || g.n == 0) {  // nothing reaches the output
     kern::const_set(ctx, dst, Scalar(0.0));
     return;
   }
-  const DType in_t = kern::gemm_input_dtype(x.dtype);
-  const DType acc_t = kern::gemm_acc_dtype(x.dtype);
-  kern::Scratch hx, hw, hcol;
-  const TensorArg xc = x.dtype == in_t && plane_ld(x) > 0 ? x : contiguous_copy(be, ctx, x, in_t, hx);
-  const TensorArg wc = w.dtype == in_t && w.layout.is_contiguous() ? w : contiguous_copy(be, ctx, w, in_t, hw);
-  const int64_t x_ld = plane_ld(xc);
-  const int64_t col_rows = g.c_out * g.kh * g.kw;
-  const int64_t per_sample = col_rows * in_plane * static_cast<int64_t>(dtype_size(acc_t));
-  const int64_t chunk = chunk_samples(g.n, per_sample);
-  hcol = kern::Scratch(be, chunk * per_sample);
-  for (int64_t n0 = 0; n0 < g.n; n0 += chunk) {
-    const int64_t ns = std::min(chunk, g.n - n0);
-    // col[s, gi*kg + kk, pix] = sum_ci w[gi*cg + ci, kk] x[s, gi*cg + ci, pix], i.e. column-major
-    // C[pix, kk] = x^T[pix, ci] W[ci, kk] with W stored column-major as [kk, ci]: m = pixels,
-    // n = kg, k = cg, B transposed.
-    GroupedGemm q{};
-    q.m = in_plane;
-    q.n = kg;
-    q.k = cg;
-    q.at = q.bt = in_t;
-    q.ct = acc_t;
-    q.a = {byte_ptr(xc.data, xc.layout.offset() + n0 * xc.layout.stride(0), in_t), kern::blas_type(in_t), false, x_ld,
-           0};
-    q.a_s = xc.layout.stride(0);
-    q.a_g = cg * x_ld;
-    q.b = {byte_ptr(wc.data, wc.layout.offset(), in_t), kern::blas_type(in_t), true, kg, 0};
-    q.b_s = 0;
-    q.b_g = cg * kg;
-    q.c = {hcol.get(), kern::blas_type(acc_t), in_plane, 0};
-    q.c_s = col_rows * in_plane;
-    q.c_g = kg * in_plane;
-    run_grouped(ctx, q, ns, g.groups);
-    col2im(ctx, hcol.get(), g, ns, dst, n0);
+  const Strides& ws = w.layout.strides();  // w [groups * cg, cog, kh, kw]
+  const Strides4 os = strides4(dst);
+  std::vector<conv::TransposedPhase> py, px;  // the phases with outputs: r < min(stride, out)
+  for (int64_t r = 0; r < std::min(g.sh, g.oh); ++r)
+    py.push_back(conv::transposed_phase(r, g.kh, g.sh, g.ph, g.dh, g.oh));
+  for (int64_t r = 0; r < std::min(g.sw, g.ow); ++r)
+    px.push_back(conv::transposed_phase(r, g.kw, g.sw, g.pw, g.dw, g.ow));
+  // Phase (rh, rw): its taps of w read as [groups, cog, cg, taps_h, taps_w], its outputs of dst, and
+  // its geometry as a forward convolution.
+  auto weights = [&](const conv::TransposedPhase& y, const conv::TransposedPhase& z) {
+    return TensorArg(w.data, w.dtype,
+                     Layout(Shape{g.groups, cog, cg, y.taps, z.taps},
+                            Strides{cg * ws[0], ws[1], ws[0], y.tap_step * ws[2], z.tap_step * ws[3]},
+                            w.layout.offset() + y.tap0 * ws[2] + z.tap0 * ws[3]));
+  };
+  auto outputs = [&](const conv::TransposedPhase& y, const conv::TransposedPhase& z) {
+    return TensorArg(dst.data, dst.dtype,
+                     Layout(Shape{g.n, g.c_out, y.outs, z.outs}, Strides{os.n, os.c, g.sh * os.h, g.sw * os.w},
+                            dst.layout.offset() + y.out0 * os.h + z.out0 * os.w));
+  };
+  auto forward = [&](const conv::TransposedPhase& y, const conv::TransposedPhase& z) {
+    Geom f = g;
+    f.kh = y.taps, f.kw = z.taps, f.oh = y.outs, f.ow = z.outs;
+    f.sh = f.sw = 1;
+    f.ph = y.pad, f.pw = z.pad, f.dh = y.dil, f.dw = z.dil;
+    return f;
+  };
+  // Phases alike in their tap and output counts go to the implicit GEMM in one launch: one phase
+  // fills few blocks (conv_transpose2d N32 C64 28x28 k4 s2 p1: 196 per phase, 3 fit on each of
+  // the H100's 132 multiprocessors).
+  auto alike = [](const std::vector<conv::TransposedPhase>& v) {
+    for (const conv::TransposedPhase& t : v)
+      if (t.taps != v[0].taps || t.outs != v[0].outs || t.taps == 0 || t.outs == 0) return false;
+    return v.size() <= static_cast<size_t>(kern::kImplicitPhases);
+  };
+  if (py.size() * px.size() > 1 && alike(py) && alike(px)) {
+    ConvPhases b;
+    b.nh = static_cast<int>(py.size()), b.nw = static_cast<int>(px.size());
+    for (size_t rh = 0; rh < py.size(); ++rh) b.pad_h[rh] = py[rh].pad;
+    for (size_t rw = 0; rw < px.size(); ++rw) b.pad_w[rw] = px[rw].pad;
+    for (const conv::TransposedPhase& y : py)
+      for (const conv::TransposedPhase& z : px) b.w5.push_back(weights(y, z));
+    b.out_h = os.h, b.out_w = os.w;  // phase r's first output is r
+    if (conv_implicit_gemm(be, ctx, x, b, outputs(py[0], px[0]), forward(py[0], px[0]))) return;
   }
+  for (const conv::TransposedPhase& y : py)
+    for (const conv::TransposedPhase& z : px) {
+      const TensorArg out = outputs(y, z);
+      if (y.taps == 0 || z.taps == 0)
+        kern::const_set(ctx, out, Scalar(0.0));
+      else
+        conv_gemm(be, ctx, x, weights(y, z), out, forward(y, z));
+    }
 }
 
 }  // namespace

@@ -239,11 +239,23 @@ struct Cursor {
   }
 };
 
+// v[i] for a phase index i < kImplicitPhases, by selects: an array of the kernel's parameters indexed
+// at run time would be copied to local memory first.
+__device__ __forceinline__ int phase_pick(const int (&v)[kImplicitPhases], int i) {
+  int r = v[0];
+#pragma unroll
+  for (int q = 1; q < kImplicitPhases; ++q) r = i == q ? v[q] : r;
+  return r;
+}
+
 // Three blocks per multiprocessor: the most the registers allow (85 a thread with 256 threads, 170
-// with 128).
-template <class T>
+// with 128). Phased: the launch runs the phases f (ImplicitPhases); else a alone, f unread. (Reading
+// the phases in every launch made the H100's conv2d bf16 benchmark row 5% slower, 0.0607-0.0618 ->
+// 0.0642-0.0648 ms, with 2 more registers.)
+template <class T, bool Phased>
 __global__ void __launch_bounds__(Product<T>::kThreads, Product<T>::kBlocksPerSm)
-    conv_implicit_kernel(const T* __restrict__ x, const T* __restrict__ wt, T* __restrict__ out, ImplicitConv a) {
+    conv_implicit_kernel(const T* __restrict__ x, const T* __restrict__ wt, T* __restrict__ out, ImplicitConv a,
+                         ImplicitPhases f) {
   using P = Product<T>;
   constexpr int kThreads = P::kThreads, V = 16 / sizeof(T), BK = P::kBK, kRowVecs = kBN / V;
   constexpr int kStageA = kBM * P::kLdA, kStageB = BK * P::kLdB;
@@ -261,6 +273,9 @@ __global__ void __launch_bounds__(Product<T>::kThreads, Product<T>::kBlocksPerSm
 
   const int tid = static_cast<int>(threadIdx.x);
   const int gi = static_cast<int>(blockIdx.y) / a.n_tiles, n0 = (static_cast<int>(blockIdx.y) % a.n_tiles) * kBN;
+  const int zh = Phased ? static_cast<int>(blockIdx.z) / f.nw : 0;
+  const int zw = Phased ? static_cast<int>(blockIdx.z) - zh * f.nw : 0;
+  const int ph = Phased ? phase_pick(f.ph, zh) : a.ph, pw = Phased ? phase_pick(f.pw, zw) : a.pw;
   // The gather: vectors av .. av + kAV - 1 of each step, for pixels am[0 .. kPP - 1].
   const int av = (tid % kPixelThreads) * kAV;
   int am[kPP];
@@ -275,7 +290,7 @@ __global__ void __launch_bounds__(Product<T>::kThreads, Product<T>::kBlocksPerSm
     if (pa < a.pixels) {
       const int64_t s = pa / a.plane;
       const int rest = static_cast<int>(pa - s * a.plane), oy = rest / a.ow, ox = rest - oy * a.ow;
-      const int iy0 = oy * a.sh - a.ph, ix0 = ox * a.sw - a.pw;
+      const int iy0 = oy * a.sh - ph, ix0 = ox * a.sw - pw;
       for (int i = 0, t = 0; i < a.kh; ++i)
         for (int j = 0; j < a.kw; ++j, ++t)
           if (static_cast<unsigned>(iy0 + i * a.dh) < static_cast<unsigned>(a.h) &&
@@ -289,7 +304,7 @@ __global__ void __launch_bounds__(Product<T>::kThreads, Product<T>::kBlocksPerSm
   Cursor<V> cur(a, av * V);
   // The weights: vector q = tid + r * kThreads is V output channels of K row q / kRowVecs of a step.
   const bool vec_w = a.cog % V == 0;
-  const T* const wg = wt + static_cast<int64_t>(gi) * a.kg * a.cog + n0;
+  const T* const wg = wt + (Phased ? blockIdx.z * f.wt_step : 0) + static_cast<int64_t>(gi) * a.kg * a.cog + n0;
 
   // Step `step`'s tiles into stage buf; the cursors stand at that step and move on to the next.
   auto issue = [&](int step, int buf) {
@@ -356,10 +371,17 @@ __global__ void __launch_bounds__(Product<T>::kThreads, Product<T>::kBlocksPerSm
   const int64_t p = static_cast<int64_t>(blockIdx.x) * kBM + m;
   if (p >= a.pixels) return;
   const int64_t s = p / a.plane;
-  T* const o = out + s * a.out_n + (p - s * a.plane) + (static_cast<int64_t>(gi) * a.cog + n0) * a.plane;
   const int rows = a.cog - n0 < kBN ? a.cog - n0 : kBN;
-  for (int c = tid / kBM; c < rows; c += kThreads / kBM)
-    o[static_cast<int64_t>(c) * a.plane] = convert<T>(cs[c * kLdC + m]);
+  if constexpr (Phased) {
+    const int rest = static_cast<int>(p - s * a.plane), oy = rest / a.ow, ox = rest - oy * a.ow;
+    T* const o = out + zh * f.out_h + zw * f.out_w + s * a.out_n + oy * f.out_y + ox * f.out_x +
+                 (static_cast<int64_t>(gi) * a.cog + n0) * f.out_c;
+    for (int c = tid / kBM; c < rows; c += kThreads / kBM) o[c * f.out_c] = convert<T>(cs[c * kLdC + m]);
+  } else {
+    T* const o = out + s * a.out_n + (p - s * a.plane) + (static_cast<int64_t>(gi) * a.cog + n0) * a.plane;
+    for (int c = tid / kBM; c < rows; c += kThreads / kBM)
+      o[static_cast<int64_t>(c) * a.plane] = convert<T>(cs[c * kLdC + m]);
+  }
 }
 
 }  // namespace
@@ -430,14 +452,17 @@ bool implicit_conv_fast(DType t, const std::string& arch) {
 }
 
 void conv_implicit(const LaunchCtx& ctx, DType t, const void* x, const void* wt, void* out, const ImplicitConv& a,
-                   int64_t groups) {
-  const dim3 grid(static_cast<unsigned>((a.pixels + kBM - 1) / kBM), static_cast<unsigned>(groups * a.n_tiles));
+                   int64_t groups, const ImplicitPhases& phases) {
+  const int z = phases.nh * phases.nw;
+  const dim3 grid(static_cast<unsigned>((a.pixels + kBM - 1) / kBM), static_cast<unsigned>(groups * a.n_tiles),
+                  static_cast<unsigned>(z));
   const auto st = gpu::native_stream(ctx.stream);
   cpu::dispatch_in<dtype_bit(DType::F32) | dtype_bit(DType::BF16) | dtype_bit(DType::F16)>(
       t,
       [&]<class T>() {
-        conv_implicit_kernel<T><<<grid, kConvThreads<T>, 0, st>>>(static_cast<const T*>(x), static_cast<const T*>(wt),
-                                                                  static_cast<T*>(out), a);
+        const auto kernel = z > 1 ? conv_implicit_kernel<T, true> : conv_implicit_kernel<T, false>;
+        kernel<<<grid, kConvThreads<T>, 0, st>>>(static_cast<const T*>(x), static_cast<const T*>(wt),
+                                                 static_cast<T*>(out), a, phases);
       },
       ctx.op);
   gpu::check_launch(ctx.op, ctx.device);

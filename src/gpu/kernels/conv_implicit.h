@@ -13,7 +13,7 @@ namespace wick::WICK_GPU_NS::kern {
 // Output channels per block: a group with more is split over blocks that each gather its columns.
 constexpr int kImplicitConvChannels = 64;
 
-// One forward convolution (or a transposed one at stride 1 seen as forward, with negative padding
+// One forward convolution (or a transposed one's phase seen as forward, with negative padding
 // and dilation) over x [n, c_in, h, w], element (s, c, y, x) at s * x_n + c * x_c + y * x_h + x * x_w:
 // channels-last (x_c 1, the other strides multiples of 16 bytes), or for f32 any channel stride (NCHW
 // as it lies). Offsets and coordinates within a sample fit in 32 bits (implicit_conv_fits checks).
@@ -26,6 +26,22 @@ struct ImplicitConv {
   int cg, kg, cog;  // per group: input channels, c_in/groups * kh * kw, output channels
   int x_c, x_h, x_w;
   int n_tiles;  // output-channel tiles per group
+};
+
+// Phases per dim of one launch (ImplicitPhases).
+constexpr int kImplicitPhases = 4;
+
+// Several convolutions ImplicitConv that differ only in their padding, weights and output, run by
+// one launch (the phases of a transposed convolution, Note [GPU transposed convs as forward ones]
+// in conv.cu): blocks with blockIdx.z = zh * nw + zw, zh < nh, zw < nw, take padding (ph[zh],
+// pw[zw]) in place of the ImplicitConv's, the weights at wt + z * wt_step and the output at
+// out + zh * out_h + zw * out_w, whose strides are (ImplicitConv::out_n, out_c, out_y, out_x).
+// nh = nw = 1: the ImplicitConv alone, into a contiguous out.
+struct ImplicitPhases {
+  int nh = 1, nw = 1;
+  int ph[kImplicitPhases] = {}, pw[kImplicitPhases] = {};
+  int64_t wt_step = 0, out_h = 0, out_w = 0;
+  int64_t out_c = 0, out_y = 0, out_x = 0;
 };
 
 // Whether the kernel handles this geometry for elements of `elem` bytes at `x` (nullptr: a buffer
@@ -43,8 +59,9 @@ bool implicit_conv_fits(int64_t n, int64_t c_in, int64_t h, int64_t w, int64_t c
 bool implicit_conv_fast(DType t, const std::string& arch);
 
 // out [n, c_out, oh, ow] (contiguous, x's dtype) = conv(x, w), with the weights packed as
-// wt [groups, kh, kw, cg, cog] (contiguous, x's dtype): K runs over (i, j, channel).
+// wt [groups, kh, kw, cg, cog] (contiguous, x's dtype): K runs over (i, j, channel); or that per
+// phase of `phases`, with wt [phases, groups, kh, kw, cg, cog].
 void conv_implicit(const LaunchCtx& ctx, DType t, const void* x, const void* wt, void* out, const ImplicitConv& a,
-                   int64_t groups);
+                   int64_t groups, const ImplicitPhases& phases = {});
 
 }  // namespace wick::WICK_GPU_NS::kern

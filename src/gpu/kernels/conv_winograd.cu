@@ -1,5 +1,5 @@
-// Winograd convolution F(2x2, 3x3) for f32 3x3 convolutions at stride 1 (forward, and transposed
-// ones at stride 1 seen as forward with flipped taps).
+// Winograd convolution F(2x2, 3x3) for f32 3x3 convolutions at stride 1 (forward, and the
+// phases of transposed ones seen as forward with flipped taps).
 //
 // Note [GPU Winograd conv]
 // Each 2x2 block of output pixels (a tile) is computed from the 4x4 input patch under it as
