@@ -616,8 +616,9 @@ void transposed_blocks(const ConvArrays<A, T>& v, const Geom& g, const char* op)
 // forward im2col's padding. Where that padding is not negative (p <= d (k - 1)) and the forward
 // convolution runs on the packed GEMMs (Note [CPU conv on the packed GEMMs]), the transposed one
 // goes that way (forward_geom, transposed_as_forward): no col buffer and no col2im. Larger strides
-// would need that forward convolution over an input spread out with zeros, or one per output phase;
-// they stay on transposed_blocks. On the GPU machine's Xeon (scripts/probes/cpu_conv.sh, 3 rounds),
+// would need one forward convolution per output phase (Note [Transposed conv phases] in
+// backend/conv_geom.h, as the GPU runs them), each writing a strided slice of the output, which the
+// packed GEMMs do not; they stay on transposed_blocks. On the GPU machine's Xeon (scripts/probes/cpu_conv.sh, 3 rounds),
 // conv_transpose2d N2 C64->64 56x56 3x3 f32 took 0.60-0.64 ms against 0.64-0.77 before (blocks and
 // col2im; torch 0.61-0.64); on one Zen 4 with 2 threads 2.52 against 2.88.
 bool as_forward(const Geom& g) {

@@ -443,10 +443,15 @@ void conv_forward(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& x
 // or im2col + one GEMM that writes the output dtype) over the weights with c_in and c_out swapped
 // per group and a strided slice of the taps, writing a strided slice of dst (through a contiguous
 // buffer and a copy where conv_gemm's path needs one). At stride 1 that is one forward convolution
-// with negated padding and dilation. It replaced one GEMM into f32 columns [c_out * kh * kw, h * w]
-// and a col2im gather over them, which wrote and read the columns (kh * kw / (s_h * s_w) times the
-// output) and spent its GEMMs on k = c_in / groups: on the H100, conv_transpose2d N32 C64->64
-// 28x28 k4 s2 p1 f32 took 0.508 ms that way (torch 0.252).
+// with negated padding and dilation. Phases alike in their tap and output counts (a kernel a
+// multiple of the stride, an output a multiple of it) run in one launch of the implicit GEMM where
+// it takes them, writing dst in place (ImplicitPhases): one phase alone fills few blocks.
+// It replaced one GEMM into f32 columns [c_out * kh * kw, h * w] and a col2im gather over them,
+// which wrote and read the columns (kh * kw / (s_h * s_w) times the output) and spent its GEMMs on
+// k = c_in / groups. On the H100, conv_transpose2d N32 C64->64 28x28 k4 s2 p1 f32 (3.3 GFLOP): GEMM
+// + col2im 0.508 ms; one launch per phase 0.207 ms (196 blocks of the implicit GEMM each, 3 fit on
+// each of the 132 multiprocessors); the four in one launch 0.128-0.131 ms (torch 0.177-0.252 in
+// the same runs).
 void conv_transposed(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& x, const TensorArg& w,
                      const TensorArg& dst, const Conv2dParams& p) {
   if (dst.numel() == 0) return;
@@ -483,9 +488,7 @@ void conv_transposed(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg
     f.ph = y.pad, f.pw = z.pad, f.dh = y.dil, f.dw = z.dil;
     return f;
   };
-  // Phases alike in their tap and output counts go to the implicit GEMM in one launch: one phase
-  // fills few blocks (conv_transpose2d N32 C64 28x28 k4 s2 p1: 196 per phase, 3 fit on each of
-  // the H100's 132 multiprocessors).
+  // Phases alike in their tap and output counts: the implicit GEMM in one launch where it takes them.
   auto alike = [](const std::vector<conv::TransposedPhase>& v) {
     for (const conv::TransposedPhase& t : v)
       if (t.taps != v[0].taps || t.outs != v[0].outs || t.taps == 0 || t.outs == 0) return false;
