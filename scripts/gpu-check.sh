@@ -23,11 +23,7 @@ BUILD=${BUILD:-build-gpu}
 JOBS=${JOBS:-16}
 export PATH=/usr/local/cuda/bin:$PATH
 # Libraries the GPU machine lacks (OpenBLAS, GoogleTest), unpacked here by scripts/gpu-deps.sh.
-if [ -d .deps/root ]; then
-  deps=$(pwd)/.deps/root/usr
-  export CMAKE_PREFIX_PATH=$deps${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
-  export LD_LIBRARY_PATH=$deps/lib/x86_64-linux-gnu:$deps/lib/x86_64-linux-gnu/openblas-openmp${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-fi
+. scripts/deps-env.sh
 status=0
 
 step() {  # step NAME TIMEOUT_S CMD...: runs CMD with its output in $OUT/NAME.log

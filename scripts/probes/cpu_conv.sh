@@ -13,11 +13,7 @@ ALT=${ALT:-avx2}
 ROUNDS=${ROUNDS:-3}
 OPS=${OPS:-conv}
 B=${BUILD:-build-cpu}
-if [ -d .deps/root ]; then
-  deps=$(pwd)/.deps/root/usr
-  export CMAKE_PREFIX_PATH=$deps
-  export LD_LIBRARY_PATH=$deps/lib/x86_64-linux-gnu:$deps/lib/x86_64-linux-gnu/openblas-openmp
-fi
+. scripts/deps-env.sh
 rows() {  # rows LABEL CMD...: the table rows of one run, labelled
   "${@:2}" --device cpu --cpu-shapes --reps "$REPS" --op "$OPS" 2>&1 | grep -E '^(conv|matmul|bmm)' | sed "s/^/$1 /"
 }

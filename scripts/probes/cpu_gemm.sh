@@ -12,11 +12,7 @@ REPS=${REPS:-20}
 ALT=${ALT:-avx2}
 ROUNDS=${ROUNDS:-2}
 B=${BUILD:-build-cpu}
-if [ -d .deps/root ]; then
-  deps=$(pwd)/.deps/root/usr
-  export CMAKE_PREFIX_PATH=$deps
-  export LD_LIBRARY_PATH=$deps/lib/x86_64-linux-gnu:$deps/lib/x86_64-linux-gnu/openblas-openmp
-fi
+. scripts/deps-env.sh
 {
   cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null && ninja -C "$B" wick >/dev/null || exit 1
   L=$(awk '/^build wick:/{f=1} f&&/LINK_LIBRARIES/{sub(/.*LINK_LIBRARIES = /,""); print; exit}' "$B/build.ninja" |

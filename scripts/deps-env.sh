@@ -1,0 +1,8 @@
+# Sourced by the GPU machine's scripts from the repository root: where scripts/gpu-deps.sh has
+# unpacked the libraries that machine lacks (OpenBLAS, libgfortran, GoogleTest) into .deps/root,
+# points CMake and the dynamic loader at them, ahead of any paths already set.
+if [ -d .deps/root ]; then
+  deps=$(pwd)/.deps/root/usr
+  export CMAKE_PREFIX_PATH=$deps${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
+  export LD_LIBRARY_PATH=$deps/lib/x86_64-linux-gnu:$deps/lib/x86_64-linux-gnu/openblas-openmp${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
