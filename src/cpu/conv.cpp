@@ -618,9 +618,10 @@ void transposed_blocks(const ConvArrays<A, T>& v, const Geom& g, const char* op)
 // goes that way (forward_geom, transposed_as_forward): no col buffer and no col2im. Larger strides
 // would need one forward convolution per output phase (Note [Transposed conv phases] in
 // backend/conv_geom.h, as the GPU runs them), each writing a strided slice of the output, which the
-// packed GEMMs do not; they stay on transposed_blocks. On the GPU machine's Xeon (scripts/probes/cpu_conv.sh, 3 rounds),
-// conv_transpose2d N2 C64->64 56x56 3x3 f32 took 0.60-0.64 ms against 0.64-0.77 before (blocks and
-// col2im; torch 0.61-0.64); on one Zen 4 with 2 threads 2.52 against 2.88.
+// packed GEMMs do not; they stay on transposed_blocks. On the GPU machine's Xeon
+// (scripts/probes/cpu_conv.sh, 3 rounds), conv_transpose2d N2 C64->64 56x56 3x3 f32 took 0.60-0.64
+// ms against 0.64-0.77 before (blocks and col2im; torch 0.61-0.64); on one Zen 4 with 2 threads
+// 2.52 against 2.88.
 bool as_forward(const Geom& g) {
   return g.sh == 1 && g.sw == 1 && g.ph <= g.dh * (g.kh - 1) && g.pw <= g.dw * (g.kw - 1);
 }

@@ -260,11 +260,10 @@ struct ConvPhases {
 
 // The implicit-GEMM path (Note [GPU implicit GEMM conv]) where it is fast on this device and the
 // problem suits it, else false. It reads x as it lies when its channels have unit stride or it is
-// f32, else from a channels-last copy. It pays where a group's output
-// channels fill one block's tile (32 to 64) and K is at least 32: on the H100 the conv2d benchmark
-// row (64 channels) took 0.100 ms in bf16 against im2col + cuBLAS's 0.114 and 0.275 ms in f32
-// against 0.288, while conv1d with 256 output channels (four tiles, each gathering the columns
-// again) took 1.75 ms against 1.27.
+// f32, else from a channels-last copy. It pays where a group's output channels fill one block's
+// tile (32 to 64) and K is at least 32: on the H100 the conv2d benchmark row (64 channels) took
+// 0.100 ms in bf16 against im2col + cuBLAS's 0.114 and 0.275 ms in f32 against 0.288, while conv1d
+// with 256 output channels (four tiles, each gathering the columns again) took 1.75 ms against 1.27.
 bool conv_implicit_gemm(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& x, const ConvPhases& ph,
                         const TensorArg& dst, const Geom& g) {
   const int64_t cg = g.c_in / g.groups, cog = g.c_out / g.groups, elem = static_cast<int64_t>(dtype_size(x.dtype));
@@ -327,8 +326,8 @@ bool conv_implicit_gemm(GpuBackend& be, const kern::LaunchCtx& ctx, const Tensor
 }
 
 // The Winograd path (Note [GPU Winograd conv] in conv_winograd.cu) for f32 3x3 convolutions at
-// stride 1 and dilation 1, or -1 (a transposed convolution's phase seen as forward: the taps flipped, the
-// padding grown by 2), where the channels fill its tiles: at least 16 input and 48 output channels
+// stride 1 and dilation 1, or -1 (a transposed convolution's phase seen as forward: the taps
+// flipped, the padding grown by 2), where the channels fill its tiles: at least 16 input and 48 output channels
 // per group (its blocks compute 64 output channels). Else false.
 bool conv_winograd(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& x, const TensorArg& w5,
                    const TensorArg& dst, const Geom& g) {

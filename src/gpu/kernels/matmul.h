@@ -18,7 +18,6 @@ namespace wick::WICK_GPU_NS::kern {
 // which holds every f8e4m3 value exactly (3 mantissa bits, exponents 2^-9 .. 2^8), the GEMM writes
 // f32, and one cast rounds that to f8e4m3: one rounding, as on the CPU.
 inline DType gemm_input_dtype(DType t) { return t == DType::F8E4M3 ? DType::F16 : t; }
-inline DType gemm_acc_dtype(DType t) { return t == DType::F64 ? DType::F64 : DType::F32; }
 
 inline gpu::BlasType blas_type(DType t) {
   switch (t) {
