@@ -415,11 +415,13 @@ TEST(CpuPackedConv, EveryLevelAgainstF64) {
   }
 }
 
-// Transposed convolutions at every level. At stride 1, where the padding allows, they run as
-// forward convolutions on the packed GEMMs (Note [Transposed conv at stride 1] in conv.cpp), else
-// in blocks of output channels through OpenBLAS: groups, dilation and output padding at stride 1,
-// padding past the kernel's reach, larger strides, one output channel a group (fewer blocks than
-// threads), and a 1x1 kernel whose output padding makes the output larger than the input.
+// Transposed convolutions at every level. From the packed GEMMs' levels up they run as one forward
+// convolution per output phase (Note [CPU transposed conv phases] in conv.cpp) where the padding
+// allows, else in blocks of output channels through OpenBLAS: groups, dilation and output padding
+// at stride 1, padding past the kernel's reach, larger strides (a dilation sharing a factor with
+// the stride: phases without taps), the upsampling 4x4 kernel at stride 2, one output channel a
+// group (fewer blocks than threads), and a 1x1 kernel whose output padding makes the output larger
+// than the input.
 TEST(CpuPackedConv, TransposedEveryLevelAgainstF64) {
   convs_every_level(
       {
@@ -436,6 +438,8 @@ TEST(CpuPackedConv, TransposedEveryLevelAgainstF64) {
            {2, 64, 23, 26},
            {64, 20, 3, 2},
            {{2, 1}, {1, 0}, {1, 2}, 2, {1, 0}}},
+          {"stride 2, dilation 2, 64 -> 40 channels", {2, 64, 13, 11}, {64, 40, 3, 3}, {{2, 2}, {1, 2}, {2, 2}, 1, {1, 0}}},
+          {"4x4 stride 2 padding 1", {2, 64, 14, 14}, {64, 64, 4, 4}, {{2, 2}, {1, 1}, {1, 1}, 1, {0, 0}}},
           {"one output channel, 5x5", {1, 64, 60, 60}, {64, 1, 5, 5}, {{1, 1}, {2, 2}, {1, 1}, 1, {0, 0}}},
           {"1x1, dilation 2, output padding 1", {2, 64, 30, 30}, {64, 48, 1, 1}, {{1, 1}, {0, 0}, {2, 2}, 1, {1, 1}}},
       },
@@ -444,8 +448,8 @@ TEST(CpuPackedConv, TransposedEveryLevelAgainstF64) {
 
 // Random geometries (a fixed seed): groups, channels, kernel sizes, strides, dilations, padding,
 // output padding, channels-last inputs, narrow and single-pixel output rows, in every dtype at
-// every level; forward convolutions, and transposed ones at stride 1 (which may run as forward
-// ones). bf16 takes the packed GEMMs at any size from Avx512Bf16 up.
+// every level; forward convolutions, and transposed ones (which may run as forward ones, one per
+// output phase). bf16 takes the packed GEMMs at any size from Avx512Bf16 up.
 TEST(CpuPackedConv, RandomGeometriesEveryLevel) {
   std::mt19937 rng(20);
   auto pick = [&](int lo, int hi) { return static_cast<int64_t>(std::uniform_int_distribution<int>(lo, hi)(rng)); };
@@ -460,11 +464,14 @@ TEST(CpuPackedConv, RandomGeometriesEveryLevel) {
       p.groups = groups;
       p.dilation = {pick(1, 3), pick(1, 3)};
       p.padding = {pick(0, 3), pick(0, 4)};
-      p.stride = transposed ? std::array<int64_t, 2>{1, 1} : std::array<int64_t, 2>{pick(1, 3), pick(1, 3)};
-      if (transposed) p.output_padding = {pick(0, p.dilation[0] - 1), pick(0, p.dilation[1] - 1)};
+      p.stride = {pick(1, 3), pick(1, 3)};
+      if (transposed)
+        p.output_padding = {pick(0, std::max(p.stride[0], p.dilation[0]) - 1),
+                            pick(0, std::max(p.stride[1], p.dilation[1]) - 1)};
       const int64_t h = pick(1, 24), w = pick(1, 40);
       const int64_t reach_h = p.dilation[0] * (kh - 1), reach_w = p.dilation[1] * (kw - 1);
-      const bool fits = transposed ? h - 1 + reach_h - 2 * p.padding[0] >= 0 && w - 1 + reach_w - 2 * p.padding[1] >= 0
+      const bool fits = transposed ? (h - 1) * p.stride[0] + reach_h - 2 * p.padding[0] + p.output_padding[0] >= 0 &&
+                                         (w - 1) * p.stride[1] + reach_w - 2 * p.padding[1] + p.output_padding[1] >= 0
                                    : h + 2 * p.padding[0] > reach_h && w + 2 * p.padding[1] > reach_w;
       if (!fits) continue;
       const Shape ws = transposed ? Shape{groups * cg, cog, kh, kw} : Shape{groups * cog, cg, kh, kw};

@@ -2,7 +2,9 @@
 // view of the 1-d ops as 2-d ones (height 1) so both backends run the 1-d convs on their 2-d code.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "backend/backend.h"
 
@@ -60,6 +62,13 @@ inline TransposedPhase transposed_phase(int64_t r, int64_t k, int64_t s, int64_t
     break;
   }
   return ph;
+}
+
+// The phases of one dim that have outputs: r < min(s, out).
+inline std::vector<TransposedPhase> transposed_phases(int64_t k, int64_t s, int64_t p, int64_t d, int64_t out) {
+  std::vector<TransposedPhase> v;
+  for (int64_t r = 0; r < std::min(s, out); ++r) v.push_back(transposed_phase(r, k, s, p, d, out));
+  return v;
 }
 
 // [A, B, L] viewed as [A, B, 1, L].

@@ -462,11 +462,8 @@ void conv_transposed(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg
   }
   const Strides& ws = w.layout.strides();  // w [groups * cg, cog, kh, kw]
   const Strides4 os = strides4(dst);
-  std::vector<conv::TransposedPhase> py, px;  // the phases with outputs: r < min(stride, out)
-  for (int64_t r = 0; r < std::min(g.sh, g.oh); ++r)
-    py.push_back(conv::transposed_phase(r, g.kh, g.sh, g.ph, g.dh, g.oh));
-  for (int64_t r = 0; r < std::min(g.sw, g.ow); ++r)
-    px.push_back(conv::transposed_phase(r, g.kw, g.sw, g.pw, g.dw, g.ow));
+  const std::vector<conv::TransposedPhase> py = conv::transposed_phases(g.kh, g.sh, g.ph, g.dh, g.oh);
+  const std::vector<conv::TransposedPhase> px = conv::transposed_phases(g.kw, g.sw, g.pw, g.dw, g.ow);
   // Phase (rh, rw): its taps of w read as [groups, cog, cg, taps_h, taps_w], its outputs of dst, and
   // its geometry as a forward convolution.
   auto weights = [&](const conv::TransposedPhase& y, const conv::TransposedPhase& z) {
