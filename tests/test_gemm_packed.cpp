@@ -415,13 +415,12 @@ TEST(CpuPackedConv, EveryLevelAgainstF64) {
   }
 }
 
-// Transposed convolutions at every level. From the packed GEMMs' levels up they run as one forward
-// convolution per output phase (Note [CPU transposed conv phases] in conv.cpp) where the padding
-// allows, else in blocks of output channels through OpenBLAS: groups, dilation and output padding
-// at stride 1, padding past the kernel's reach, larger strides (a dilation sharing a factor with
-// the stride: phases without taps), the upsampling 4x4 kernel at stride 2, one output channel a
-// group (fewer blocks than threads), and a 1x1 kernel whose output padding makes the output larger
-// than the input.
+// Transposed convolutions at every level. At stride 1, where the padding allows, they run as
+// forward convolutions on the packed GEMMs (Note [Transposed conv at stride 1] in conv.cpp), else
+// in blocks of output channels through OpenBLAS: groups, dilation and output padding at stride 1,
+// padding past the kernel's reach, larger strides (with a dilation sharing a factor with the
+// stride; the upsampling 4x4 kernel at stride 2), one output channel a group (fewer blocks than
+// threads), and a 1x1 kernel whose output padding makes the output larger than the input.
 TEST(CpuPackedConv, TransposedEveryLevelAgainstF64) {
   convs_every_level(
       {
@@ -448,8 +447,8 @@ TEST(CpuPackedConv, TransposedEveryLevelAgainstF64) {
 
 // Random geometries (a fixed seed): groups, channels, kernel sizes, strides, dilations, padding,
 // output padding, channels-last inputs, narrow and single-pixel output rows, in every dtype at
-// every level; forward convolutions, and transposed ones (which may run as forward ones, one per
-// output phase). bf16 takes the packed GEMMs at any size from Avx512Bf16 up.
+// every level; forward convolutions, and transposed ones at strides 1 to 3 (at stride 1 they may run
+// as forward ones). bf16 takes the packed GEMMs at any size from Avx512Bf16 up.
 TEST(CpuPackedConv, RandomGeometriesEveryLevel) {
   std::mt19937 rng(20);
   auto pick = [&](int lo, int hi) { return static_cast<int64_t>(std::uniform_int_distribution<int>(lo, hi)(rng)); };

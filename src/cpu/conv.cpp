@@ -4,8 +4,8 @@
 // the dtype once; f64 uses dgemm. From AVX-512 up the forward convolutions run on wick's packed
 // GEMMs instead, which make the im2col as they pack it (Note [CPU conv on the packed GEMMs]): f32
 // (and f16 / f8 widened to f32) from simd::Isa::Avx512, bf16 in bf16 from Isa::Avx512Bf16; so do
-// the transposed ones, as one forward convolution per output phase (Note [CPU transposed conv
-// phases]). The 1-d convolutions run as 2-d ones with a height of 1.
+// the transposed ones at stride 1, as forward ones (Note [Transposed conv at stride 1]). The 1-d
+// convolutions run as 2-d ones with a height of 1.
 #include <cblas.h>
 
 #include <algorithm>
@@ -607,82 +607,51 @@ void transposed_blocks(const ConvArrays<A, T>& v, const Geom& g, const char* op)
   });
 }
 
-// Note [CPU transposed conv phases]
-// A transposed convolution is one forward convolution per output phase (Note [Transposed conv
-// phases] in backend/conv_geom.h), which the CPU runs on the packed GEMMs (Note [CPU conv on the
-// packed GEMMs]) where they take every phase: each phase's taps of the kernel, flipped in both
-// spatial dims with the two channel dims swapped per group, over x at stride 1 with dilation D and
-// padding (K - 1) D - c (the phase's K taps, and its forward padding -c of the Note read with the
-// taps flipped), where that is not negative. At stride 1 that is one convolution with padding
-// d (k - 1) - p (output padding, below d there, adds outputs past the last full window, whose taps
-// past the input read the im2col's padding), written straight to the output; at larger strides each
-// phase writes a buffer, spread after into its strided positions (phases without taps write
-// zeros). Padding past that reach, or a phase below kOwnF32Min in f32, leaves the convolution on
-// transposed_blocks. On the GPU machine's Xeon (scripts/probes/cpu_conv.sh, 3 rounds),
-// conv_transpose2d N2 C64->64 56x56 3x3 f32 (stride 1) took 0.60-0.64 ms against 0.64-0.77 in
-// blocks with col2im (torch 0.61-0.64); on one Zen 4 with 2 threads 2.52 against 2.88.
-struct PhaseConv {
-  conv::TransposedPhase y, x;
-  Geom f;  // the forward convolution: kernel flipped, positive dilation
-};
-
-// The phases of g as forward convolutions, or none where one of them cannot run on the packed GEMMs
-// for A at level isa.
-template <class A>
-std::vector<PhaseConv> packed_phases(const Geom& g, simd::Isa isa) {
-  std::vector<PhaseConv> out;
-  for (const conv::TransposedPhase& y : conv::transposed_phases(g.kh, g.sh, g.ph, g.dh, g.oh))
-    for (const conv::TransposedPhase& x : conv::transposed_phases(g.kw, g.sw, g.pw, g.dw, g.ow)) {
-      Geom f = g;
-      f.kh = y.taps, f.kw = x.taps, f.oh = y.outs, f.ow = x.outs;
-      f.sh = f.sw = 1;
-      f.dh = -y.dil, f.dw = -x.dil;
-      f.ph = (y.taps - 1) * f.dh + y.pad, f.pw = (x.taps - 1) * f.dw + x.pad;
-      if (y.taps > 0 && x.taps > 0 && (f.ph < 0 || f.pw < 0 || !runs_packed<A>(f, isa))) return {};
-      out.push_back({y, x, f});
-    }
-  return out;
+// Note [Transposed conv at stride 1]
+// At stride 1 a transposed convolution is a forward one over the same input, with each group's
+// kernel flipped in both spatial dims and its two channel dims swapped, and padding d (k - 1) - p
+// in place of p: out[o] = sum over taps t of x[o + p - t d] w[t], and with t' = k - 1 - t that is
+// x[o - (d (k - 1) - p) + t' d] w[k - 1 - t'], a forward convolution's sum. Output padding (less
+// than d at stride 1) adds outputs past the last full window, whose taps past the input read the
+// forward im2col's padding. Where that padding is not negative (p <= d (k - 1)) and the forward
+// convolution runs on the packed GEMMs (Note [CPU conv on the packed GEMMs]), the transposed one
+// goes that way (forward_geom, transposed_as_forward): no col buffer and no col2im. On the GPU
+// machine's Xeon (scripts/probes/cpu_conv.sh, 3 rounds), conv_transpose2d N2 C64->64 56x56 3x3 f32
+// took 0.60-0.64 ms against 0.64-0.77 before (blocks and col2im; torch 0.61-0.64); on one Zen 4
+// with 2 threads 2.52 against 2.88.
+//   Larger strides stay on transposed_blocks. Tried and not kept: one forward convolution per output
+// phase (Note [Transposed conv phases] in backend/conv_geom.h, as the GPU runs them) on the packed
+// GEMMs, each phase's flipped taps into a buffer spread after into its strided positions. For
+// conv_transpose2d N2 C64->64 28x28 -> 56x56 4x4 stride 2 f32 (four 2x2 phases of 28x28 outputs)
+// on the Xeon, 3 rounds: one GEMM call per phase 0.78-0.91 ms, all four in one call 0.47-1.48
+// (median 0.52), against 0.37-0.64 (median 0.38) in blocks (torch 0.53-0.74); on the Zen 4 2.03-2.07
+// against 1.64-1.76 ms.
+bool as_forward(const Geom& g) {
+  return g.sh == 1 && g.sw == 1 && g.ph <= g.dh * (g.kh - 1) && g.pw <= g.dw * (g.kw - 1);
+}
+Geom forward_geom(const Geom& g) {
+  Geom f = g;
+  f.ph = g.dh * (g.kh - 1) - g.ph;
+  f.pw = g.dw * (g.kw - 1) - g.pw;
+  return f;
 }
 
 template <class A, class T>
-void transposed_phases(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Geom& g,
-                       const std::vector<PhaseConv>& phases, simd::Isa isa) {
+void transposed_as_forward(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Geom& g, simd::Isa isa) {
   const ConvArrays<A, T> v(x, w, dst);  // v.w: [c_in, c_out/groups * kh * kw]
-  const int64_t cg = g.c_in / g.groups, cog = g.c_out / g.groups, planes = g.n * g.c_out;
-  // One phase covering the output (stride 1) writes it in place.
-  const bool direct = phases.size() == 1 && g.sh == 1 && g.sw == 1;
-  int64_t most = 0;
-  for (const PhaseConv& ph : phases) most = std::max(most, ph.f.oh * ph.f.ow);
-  const Scratch<A> wf = scratch<A>(g.c_out * cg * g.kh * g.kw), buf = scratch<A>(direct ? 0 : planes * most);
-  for (const PhaseConv& ph : phases) {
-    const int64_t kh = ph.f.kh, kw = ph.f.kw, taps = kh * kw, outs = ph.f.oh * ph.f.ow;
-    if (taps > 0) {
-      // wf [c_out, cg, kh, kw]: tap (a, b) is the phase's tap kh - 1 - a, kw - 1 - b of w.
-      parallel_for(g.c_out, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, cg * taps)), [&](int64_t o0, int64_t o1) {
-        for (int64_t o = o0; o < o1; ++o)
-          for (int64_t ci = 0; ci < cg; ++ci) {
-            const A* src = v.w + ((o / cog * cg + ci) * cog + o % cog) * g.kh * g.kw;
-            A* to = wf.get() + (o * cg + ci) * taps;
-            for (int64_t a = 0; a < kh; ++a)
-              for (int64_t b = 0; b < kw; ++b)
-                to[a * kw + b] = src[(ph.y.tap0 + (kh - 1 - a) * ph.y.tap_step) * g.kw + ph.x.tap0 +
-                                     (kw - 1 - b) * ph.x.tap_step];
-          }
-      });
-      forward_packed(v.x, wf.get(), direct ? v.out : buf.get(), ph.f, isa);
-    }
-    if (direct) continue;
-    // Output (q_y, q_x) of the phase is (y.out0 + q_y * sh, x.out0 + q_x * sw) of the output.
-    parallel_for(planes, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, outs)), [&](int64_t p0, int64_t p1) {
-      for (int64_t pl = p0; pl < p1; ++pl) {
-        const A* from = buf.get() + pl * outs;
-        for (int64_t qy = 0; qy < ph.f.oh; ++qy) {
-          A* row = v.out + (pl * g.oh + ph.y.out0 + qy * g.sh) * g.ow + ph.x.out0;
-          for (int64_t qx = 0; qx < ph.f.ow; ++qx) row[qx * g.sw] = taps > 0 ? from[qy * ph.f.ow + qx] : A(0.0f);
-        }
+  const int64_t cg = g.c_in / g.groups, cog = g.c_out / g.groups, taps = g.kh * g.kw;
+  const Scratch<A> wf = scratch<A>(g.c_out * cg * taps);  // [c_out, c_in/groups * kh * kw], flipped
+  parallel_for(g.c_out, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, cg * taps)), [&](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o) {
+      const int64_t gi = o / cog, co = o % cog;
+      for (int64_t ci = 0; ci < cg; ++ci) {
+        const A* src = v.w + ((gi * cg + ci) * cog + co) * taps;
+        A* out = wf.get() + (o * cg + ci) * taps;
+        for (int64_t t = 0; t < taps; ++t) out[t] = src[taps - 1 - t];
       }
-    });
-  }
+    }
+  });
+  forward_packed(v.x, wf.get(), v.out, forward_geom(g), isa);
   finish_output<A, T>(dst, v.out);
 }
 
@@ -693,17 +662,12 @@ void conv_transposed(const TensorArg& x, const TensorArg& w, const TensorArg& ds
       x.dtype,
       [&]<class T>() {
         using A = gemm_t<T>;
-        // Note [CPU transposed conv phases]
-        if constexpr (std::is_same_v<T, bf16>) {
-          if (isa >= simd::Isa::Avx512Bf16 && g.n * g.c_out * g.oh * g.ow > 0) {
-            const std::vector<PhaseConv> ph = packed_phases<bf16>(g, isa);
-            if (!ph.empty()) return transposed_phases<bf16, T>(x, w, dst, g, ph, isa);
+        if (as_forward(g)) {  // Note [Transposed conv at stride 1]
+          if constexpr (std::is_same_v<T, bf16>) {
+            if (isa >= simd::Isa::Avx512Bf16) return transposed_as_forward<bf16, T>(x, w, dst, g, isa);
           }
-        }
-        if constexpr (std::is_same_v<A, float>) {
-          if (isa >= simd::Isa::Avx512 && g.n * g.c_out * g.oh * g.ow > 0) {
-            const std::vector<PhaseConv> ph = packed_phases<float>(g, isa);
-            if (!ph.empty()) return transposed_phases<float, T>(x, w, dst, g, ph, isa);
+          if constexpr (std::is_same_v<A, float>) {
+            if (runs_packed<float>(forward_geom(g), isa)) return transposed_as_forward<float, T>(x, w, dst, g, isa);
           }
         }
         const ConvArrays<A, T> v(x, w, dst);  // v.w: [c_in, c_out/groups * kh * kw]
