@@ -246,6 +246,12 @@ def make_rows(z):
     row("conv_transpose2d", f"{base}->{C} {dims(hh, hh)} k4 s2 p1", "f32", 4 * (ein + e2 + w4), 2 * ein * C * 16,
         4 * (ein + w4), conv_t2)
 
+    def conv_t3(d):
+        x, w = rnd((N, C, hh, hh), f32, d), rnd((C, C, 3, 3), f32, d)
+        return lambda: F.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1)
+    row("conv_transpose2d", f"{base}->{C} {dims(hh, hh)} k3 s2 p1 op1", "f32", 4 * (ein + e2 + w4), 2 * ein * C * 9,
+        4 * (ein + w4), conv_t3)
+
     row("max_pool2d", f"{base} {dims(H, H)} k2 s2", "f32", 4 * e2 * 1.25, 0, 4 * e2,
         over(lambda x: F.max_pool2d(x, 2), (N, C, H, H)))
     row("upsample_nearest2d", f"{base} {dims(H, H)} x2", "f32", 4 * e2 * 5, 0, 4 * e2,

@@ -381,6 +381,13 @@ std::vector<Spec> make_specs(const Sizes& z) {
             Tensor x = rnd({N, C, hh, hh}, D::F32, d), w = rnd({C, C, 4, 4}, D::F32, d);
             return Run([x, w, p2] { (void)x.conv_transpose2d(w, p2); });
           });
+      Conv2dParams p3 = p2;
+      p3.output_padding = {1, 1};
+      row("conv_transpose2d", base + "->" + std::to_string(C) + " " + dims({hh, hh}) + " k3 s2 p1 op1", "f32",
+          4 * (ein + e + w4), 2 * ein * static_cast<double>(C) * 9, 4 * (ein + w4), [=](const Device& d) {
+            Tensor x = rnd({N, C, hh, hh}, D::F32, d), w = rnd({C, C, 3, 3}, D::F32, d);
+            return Run([x, w, p3] { (void)x.conv_transpose2d(w, p3); });
+          });
     }
     row("max_pool2d", base + " " + dims({H, H}) + " k2 s2", "f32", 4 * e * 1.25, 0, 4 * e, [=](const Device& d) {
       Tensor x = rnd({N, C, H, H}, D::F32, d);
