@@ -237,20 +237,15 @@ def make_rows(z):
         return lambda: F.conv_transpose2d(x, w, padding=1)
     row("conv_transpose2d", cshape, "f32", 4 * (2 * e2 + wts), flops, 4 * (e2 + wts), conv_t)
 
-    hh = H // 2
-    ein, w4 = N * C * hh * hh, C * C * 16
-
-    def conv_t2(d):  # the upsampling form: H/2 -> H, 4x4 kernel at stride 2
-        x, w = rnd((N, C, hh, hh), f32, d), rnd((C, C, 4, 4), f32, d)
-        return lambda: F.conv_transpose2d(x, w, stride=2, padding=1)
-    row("conv_transpose2d", f"{base}->{C} {dims(hh, hh)} k4 s2 p1", "f32", 4 * (ein + e2 + w4), 2 * ein * C * 16,
-        4 * (ein + w4), conv_t2)
-
-    def conv_t3(d):
-        x, w = rnd((N, C, hh, hh), f32, d), rnd((C, C, 3, 3), f32, d)
-        return lambda: F.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1)
-    row("conv_transpose2d", f"{base}->{C} {dims(hh, hh)} k3 s2 p1 op1", "f32", 4 * (ein + e2 + w4), 2 * ein * C * 9,
-        4 * (ein + w4), conv_t3)
+    # The upsampling forms, H/2 -> H at stride 2: a 4x4 kernel, and a 3x3 one with output padding 1.
+    hh, ein = H // 2, N * C * (H // 2) ** 2
+    for k, op in ((4, 0), (3, 1)):
+        def conv_up(d, k=k, op=op):
+            x, w = rnd((N, C, hh, hh), f32, d), rnd((C, C, k, k), f32, d)
+            return lambda: F.conv_transpose2d(x, w, stride=2, padding=1, output_padding=op)
+        wk = C * C * k * k
+        row("conv_transpose2d", f"{base}->{C} {dims(hh, hh)} k{k} s2 p1" + (f" op{op}" if op else ""), "f32",
+            4 * (ein + e2 + wk), 2 * ein * C * k * k, 4 * (ein + wk), conv_up)
 
     row("max_pool2d", f"{base} {dims(H, H)} k2 s2", "f32", 4 * e2 * 1.25, 0, 4 * e2,
         over(lambda x: F.max_pool2d(x, 2), (N, C, H, H)))

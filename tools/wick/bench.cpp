@@ -25,6 +25,7 @@
 #include <limits>
 #include <memory>
 #include <sstream>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -370,23 +371,20 @@ std::vector<Spec> make_specs(const Sizes& z) {
       Tensor x = rnd({N, C, H, H}, D::F32, d), w = rnd({C, C, 3, 3}, D::F32, d);
       return Run([x, w, p] { (void)x.conv_transpose2d(w, p); });
     });
-    {  // the upsampling form: H/2 -> H, 4x4 kernel at stride 2
+    // The upsampling forms, H/2 -> H at stride 2: a 4x4 kernel, and a 3x3 one with output padding 1.
+    for (const auto& [k, op] : {std::pair<int64_t, int64_t>{4, 0}, {3, 1}}) {
       const int64_t hh = H / 2;
-      const double ein = static_cast<double>(N * C * hh * hh), w4 = static_cast<double>(C * C * 16);
-      Conv2dParams p2;
-      p2.stride = {2, 2};
-      p2.padding = {1, 1};
-      row("conv_transpose2d", base + "->" + std::to_string(C) + " " + dims({hh, hh}) + " k4 s2 p1", "f32",
-          4 * (ein + e + w4), 2 * ein * static_cast<double>(C) * 16, 4 * (ein + w4), [=](const Device& d) {
-            Tensor x = rnd({N, C, hh, hh}, D::F32, d), w = rnd({C, C, 4, 4}, D::F32, d);
-            return Run([x, w, p2] { (void)x.conv_transpose2d(w, p2); });
-          });
-      Conv2dParams p3 = p2;
-      p3.output_padding = {1, 1};
-      row("conv_transpose2d", base + "->" + std::to_string(C) + " " + dims({hh, hh}) + " k3 s2 p1 op1", "f32",
-          4 * (ein + e + w4), 2 * ein * static_cast<double>(C) * 9, 4 * (ein + w4), [=](const Device& d) {
-            Tensor x = rnd({N, C, hh, hh}, D::F32, d), w = rnd({C, C, 3, 3}, D::F32, d);
-            return Run([x, w, p3] { (void)x.conv_transpose2d(w, p3); });
+      const double ein = static_cast<double>(N * C * hh * hh), wk = static_cast<double>(C * C * k * k);
+      Conv2dParams pu;
+      pu.stride = {2, 2};
+      pu.padding = {1, 1};
+      pu.output_padding = {op, op};
+      const std::string shape = base + "->" + std::to_string(C) + " " + dims({hh, hh}) + " k" + std::to_string(k) +
+                                " s2 p1" + (op > 0 ? " op" + std::to_string(op) : "");
+      row("conv_transpose2d", shape, "f32", 4 * (ein + e + wk), 2 * ein * static_cast<double>(C * k * k),
+          4 * (ein + wk), [=](const Device& d) {
+            Tensor x = rnd({N, C, hh, hh}, D::F32, d), w = rnd({C, C, k, k}, D::F32, d);
+            return Run([x, w, pu] { (void)x.conv_transpose2d(w, pu); });
           });
     }
     row("max_pool2d", base + " " + dims({H, H}) + " k2 s2", "f32", 4 * e * 1.25, 0, 4 * e, [=](const Device& d) {
