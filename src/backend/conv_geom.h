@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <vector>
 
 #include "backend/backend.h"
@@ -45,12 +46,7 @@ struct TransposedPhase {
 // The phase r (0 <= r < s) of one dim of a transposed convolution with kernel k, stride s, padding
 // p, dilation d >= 1 and `out` outputs.
 inline TransposedPhase transposed_phase(int64_t r, int64_t k, int64_t s, int64_t p, int64_t d, int64_t out) {
-  int64_t a = s, b = d;  // gcd(s, d)
-  while (b != 0) {
-    const int64_t t = a % b;
-    a = b;
-    b = t;
-  }
+  const int64_t a = std::gcd(s, d);
   const int64_t step = s / a;
   TransposedPhase ph{0, 0, step, 0, -(d / a), r, r < out ? (out - r + s - 1) / s : 0};
   for (int64_t t = 0; t < k && t < step; ++t) {

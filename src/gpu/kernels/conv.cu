@@ -488,7 +488,7 @@ void conv_transposed(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg
   // Phases alike in their tap and output counts: the implicit GEMM in one launch where it takes them.
   auto alike = [](const std::vector<conv::TransposedPhase>& v) {
     for (const conv::TransposedPhase& t : v)
-      if (t.taps != v[0].taps || t.outs != v[0].outs || t.taps == 0 || t.outs == 0) return false;
+      if (t.taps != v[0].taps || t.outs != v[0].outs || t.taps == 0) return false;  // (outs > 0 in all)
     return v.size() <= static_cast<size_t>(kern::kImplicitPhases);
   };
   if (py.size() * px.size() > 1 && alike(py) && alike(px)) {
