@@ -288,8 +288,8 @@ TEST(GpuConv, ImplicitGemmShapes) {
       pt.padding = {1, 0};
       pt.dilation = {2, 1};
       expect_close(xt.to(d).conv_transpose2d(wt.to(d), pt), xt.conv_transpose2d(wt, pt), 360, tn + " transpose2d");
-      // transposed at stride 2: the four phases of a 4x4 kernel in one launch; those of a 3x3 one with
-      // output padding (taps 2 and 1 per dim) one launch each
+      // transposed at stride 2: the four phases of a 4x4 kernel in one launch, and those of a 3x3 one
+      // with output padding (2 and 1 taps per dim)
       const Tensor xs2 = randu({2, 48, 6, 5}, t), w4 = randu({48, 40, 4, 4}, t), w3 = randu({48, 40, 3, 3}, t);
       Conv2dParams ps2;
       ps2.stride = {2, 2};

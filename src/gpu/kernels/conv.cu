@@ -243,18 +243,21 @@ TensorArg contiguous_output(Backend& be, const TensorArg& dst, DType t, kern::Sc
   return TensorArg(hold.get(), t, Layout(dst.shape()));
 }
 
-// Forward convolutions of geometry g over one x that differ only in their padding, weights and
-// output, run by one launch where the implicit GEMM takes them (the output phases of a transposed
-// convolution, Note [GPU transposed convs as forward ones]): phase (zh, zw), zh < nh, zw < nw, has
-// padding (pad_h[zh], pad_w[zw]), weights w5[zh * nw + zw] ([groups, c_out/groups, c_in/groups,
-// kh, kw] in any layout) and writes dst offset by zh * out_h + zw * out_w elements. One phase: g's
-// padding, w5 and dst.
+// Forward convolutions of geometry g over one x that differ only in their padding, kernel size,
+// weights and output, run by one launch where the implicit GEMM takes them (the output phases of a
+// transposed convolution, Note [GPU transposed convs as forward ones]): phase (zh, zw), zh < nh,
+// zw < nw, has padding (pad_h[zh], pad_w[zw]), kh[zh] x kw[zw] taps (at most g's), weights
+// w5[zh * nw + zw] ([groups, c_out/groups, c_in/groups, kh, kw] in any layout) and writes dst
+// offset by zh * out_h + zw * out_w elements. One phase: g's padding and kernel, w5 and dst.
 struct ConvPhases {
   int nh = 1, nw = 1;
   int64_t pad_h[kern::kImplicitPhases] = {}, pad_w[kern::kImplicitPhases] = {};
+  int64_t kh[kern::kImplicitPhases] = {}, kw[kern::kImplicitPhases] = {};
   std::vector<TensorArg> w5;
   int64_t out_h = 0, out_w = 0;
-  ConvPhases(const TensorArg& w, const Geom& g) : w5{w} { pad_h[0] = g.ph, pad_w[0] = g.pw; }
+  ConvPhases(const TensorArg& w, const Geom& g) : w5{w} {
+    pad_h[0] = g.ph, pad_w[0] = g.pw, kh[0] = g.kh, kw[0] = g.kw;
+  }
   ConvPhases() = default;
 };
 
@@ -293,12 +296,13 @@ bool conv_implicit_gemm(GpuBackend& be, const kern::LaunchCtx& ctx, const Tensor
       return false;
     xp = static_cast<const char*>(contiguous_copy(be, ctx, nhwc, x.dtype, hx).data);
   }
-  // Weights packed as [phases, groups, kh, kw, cg, cog]: each w5 read in that order.
-  const Shape packed_w{g.groups, g.kh, g.kw, cg, cog};
-  const int64_t per_phase = Layout(packed_w).numel();
+  // Weights packed as [phases, groups, kh, kw, cg, cog] (a phase's part at a stride of g's kernel
+  // size): each w5 read in that order.
+  const int64_t per_phase = g.groups * g.kh * g.kw * cg * cog;
   hw = kern::Scratch(be, static_cast<int64_t>(ph.w5.size()) * per_phase * elem);
   for (size_t z = 0; z < ph.w5.size(); ++z) {
     const TensorArg& w5 = ph.w5[z];
+    const Shape packed_w{g.groups, w5.shape()[3], w5.shape()[4], cg, cog};
     const Strides& ws = w5.layout.strides();
     kern::cast(
         ctx,
@@ -312,8 +316,8 @@ bool conv_implicit_gemm(GpuBackend& be, const kern::LaunchCtx& ctx, const Tensor
   if (phased) {
     const Strides4 os = strides4(dst);
     f.nh = ph.nh, f.nw = ph.nw;
-    for (int z = 0; z < ph.nh; ++z) f.ph[z] = static_cast<int>(ph.pad_h[z]);
-    for (int z = 0; z < ph.nw; ++z) f.pw[z] = static_cast<int>(ph.pad_w[z]);
+    for (int z = 0; z < ph.nh; ++z) f.ph[z] = static_cast<int>(ph.pad_h[z]), f.kh[z] = static_cast<int>(ph.kh[z]);
+    for (int z = 0; z < ph.nw; ++z) f.pw[z] = static_cast<int>(ph.pad_w[z]), f.kw[z] = static_cast<int>(ph.kw[z]);
     f.wt_step = per_phase, f.out_h = ph.out_h, f.out_w = ph.out_w;
     a.out_n = os.n, f.out_c = os.c, f.out_y = os.h, f.out_x = os.w;
   } else {
@@ -442,16 +446,19 @@ void conv_forward(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& x
 // or im2col + one GEMM that writes the output dtype) over the weights with c_in and c_out swapped
 // per group and a strided slice of the taps, writing a strided slice of dst (through a contiguous
 // buffer and a copy where conv_gemm's path needs one). At stride 1 that is one forward convolution
-// with negated padding and dilation. Phases alike in their tap and output counts (a kernel a
-// multiple of the stride, an output a multiple of it) run in one launch of the implicit GEMM where
-// it takes them, writing dst in place (ImplicitPhases): one phase alone fills few blocks.
+// with negated padding and dilation. Phases with taps, alike in their output counts (an output a
+// multiple of the stride), run in one launch of the implicit GEMM where it takes them, each with
+// its own kernel size, writing dst in place (ImplicitPhases): one phase alone fills few blocks.
 // It replaced one GEMM into f32 columns [c_out * kh * kw, h * w] and a col2im gather over them,
 // which wrote and read the columns (kh * kw / (s_h * s_w) times the output) and spent its GEMMs on
 // k = c_in / groups. On the H100, conv_transpose2d N32 C64->64 28x28 k4 s2 p1 f32 (3.3 GFLOP): GEMM
 // + col2im 0.508 ms; one launch per phase 0.207 ms (196 blocks of the implicit GEMM each, 3 fit on
 // each of the 132 multiprocessors); the four in one launch 0.128-0.131 ms (torch 0.177-0.252 in
-// the same runs). Unequal phases, one launch each: k3 s2 p1 with output padding 1 (phases of 2x2,
-// 2x1, 1x2 and 1x1 taps) 0.341 -> 0.145 ms (torch 0.188).
+// the same runs). Phases unequal in their taps share the launch too, each block reading its
+// phase's kernel size: k3 s2 p1 with output padding 1 (phases of 2x2, 2x1, 1x2 and 1x1 taps) took
+// 0.341 ms with GEMM + col2im, 0.145 with one launch per phase and 0.085-0.087 in one (torch 0.188);
+// reading the kernel size per phase cost the k4 s2 row 1% (0.1286-0.1291 -> 0.1298-0.1304 ms, A/B
+// builds in one session).
 void conv_transposed(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& x, const TensorArg& w,
                      const TensorArg& dst, const Conv2dParams& p) {
   if (dst.numel() == 0) return;
@@ -485,21 +492,25 @@ void conv_transposed(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg
     f.ph = y.pad, f.pw = z.pad, f.dh = y.dil, f.dw = z.dil;
     return f;
   };
-  // Phases alike in their tap and output counts: the implicit GEMM in one launch where it takes them.
+  // Phases with taps and alike in their output counts: the implicit GEMM in one launch where it
+  // takes them, checked with the most taps of any phase (the launch's kernel size).
   auto alike = [](const std::vector<conv::TransposedPhase>& v) {
     for (const conv::TransposedPhase& t : v)
-      if (t.taps != v[0].taps || t.outs != v[0].outs || t.taps == 0) return false;  // (outs > 0 in all)
+      if (t.outs != v[0].outs || t.taps == 0) return false;
     return v.size() <= static_cast<size_t>(kern::kImplicitPhases);
+  };
+  auto most_taps = [](const std::vector<conv::TransposedPhase>& v) {
+    return *std::max_element(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.taps < b.taps; });
   };
   if (py.size() * px.size() > 1 && alike(py) && alike(px)) {
     ConvPhases b;
     b.nh = static_cast<int>(py.size()), b.nw = static_cast<int>(px.size());
-    for (size_t rh = 0; rh < py.size(); ++rh) b.pad_h[rh] = py[rh].pad;
-    for (size_t rw = 0; rw < px.size(); ++rw) b.pad_w[rw] = px[rw].pad;
+    for (size_t rh = 0; rh < py.size(); ++rh) b.pad_h[rh] = py[rh].pad, b.kh[rh] = py[rh].taps;
+    for (size_t rw = 0; rw < px.size(); ++rw) b.pad_w[rw] = px[rw].pad, b.kw[rw] = px[rw].taps;
     for (const conv::TransposedPhase& y : py)
       for (const conv::TransposedPhase& z : px) b.w5.push_back(weights(y, z));
     b.out_h = os.h, b.out_w = os.w;  // phase r's first output is r
-    if (conv_implicit_gemm(be, ctx, x, b, outputs(py[0], px[0]), forward(py[0], px[0]))) return;
+    if (conv_implicit_gemm(be, ctx, x, b, outputs(py[0], px[0]), forward(most_taps(py), most_taps(px)))) return;
   }
   for (const conv::TransposedPhase& y : py)
     for (const conv::TransposedPhase& z : px) {

@@ -218,22 +218,23 @@ constexpr int smem_bytes() {
 
 // Where a 16-byte vector of the group's K lies: tap t = i * kw + j, channel c. next() moves it on by one
 // vector without a branch: the channels per group are whole vectors, so it carries at most once.
+// cg channels per group, kw taps per kernel row.
 template <int V>
 struct Cursor {
   int c, t, i, j;
-  __device__ Cursor(const ImplicitConv& a, int k) {
-    t = k / a.cg;
-    c = k - t * a.cg;
-    i = t / a.kw;
-    j = t - i * a.kw;
+  __device__ Cursor(int cg, int kw, int k) {
+    t = k / cg;
+    c = k - t * cg;
+    i = t / kw;
+    j = t - i * kw;
   }
-  __device__ void next(const ImplicitConv& a) {
+  __device__ void next(int cg, int kw) {
     c += V;
-    const bool carry = c == a.cg;
+    const bool carry = c == cg;
     c = carry ? 0 : c;
     t += carry;
     j += carry;
-    const bool wrap = j == a.kw;
+    const bool wrap = j == kw;
     j = wrap ? 0 : j;
     i += wrap;
   }
@@ -276,6 +277,8 @@ __global__ void __launch_bounds__(Product<T>::kThreads, Product<T>::kBlocksPerSm
   const int zh = Phased ? static_cast<int>(blockIdx.z) / f.nw : 0;
   const int zw = Phased ? static_cast<int>(blockIdx.z) - zh * f.nw : 0;
   const int ph = Phased ? phase_pick(f.ph, zh) : a.ph, pw = Phased ? phase_pick(f.pw, zw) : a.pw;
+  const int kh = Phased ? phase_pick(f.kh, zh) : a.kh, kw = Phased ? phase_pick(f.kw, zw) : a.kw;
+  const int kg = Phased ? a.cg * kh * kw : a.kg;
   // The gather: vectors av .. av + kAV - 1 of each step, for pixels am[0 .. kPP - 1].
   const int av = (tid % kPixelThreads) * kAV;
   int am[kPP];
@@ -291,8 +294,8 @@ __global__ void __launch_bounds__(Product<T>::kThreads, Product<T>::kBlocksPerSm
       const int64_t s = pa / a.plane;
       const int rest = static_cast<int>(pa - s * a.plane), oy = rest / a.ow, ox = rest - oy * a.ow;
       const int iy0 = oy * a.sh - ph, ix0 = ox * a.sw - pw;
-      for (int i = 0, t = 0; i < a.kh; ++i)
-        for (int j = 0; j < a.kw; ++j, ++t)
+      for (int i = 0, t = 0; i < kh; ++i)
+        for (int j = 0; j < kw; ++j, ++t)
           if (static_cast<unsigned>(iy0 + i * a.dh) < static_cast<unsigned>(a.h) &&
               static_cast<unsigned>(ix0 + j * a.dw) < static_cast<unsigned>(a.w))
             mask[q] |= 1u << t;
@@ -300,11 +303,11 @@ __global__ void __launch_bounds__(Product<T>::kThreads, Product<T>::kBlocksPerSm
               static_cast<int64_t>(ix0) * a.x_w;
     }
   }
-  const int tap_h = a.dh * a.x_h, tap_w = a.dw * a.x_w, taps = a.kh * a.kw;
-  Cursor<V> cur(a, av * V);
+  const int tap_h = a.dh * a.x_h, tap_w = a.dw * a.x_w, taps = kh * kw;
+  Cursor<V> cur(a.cg, kw, av * V);
   // The weights: vector q = tid + r * kThreads is V output channels of K row q / kRowVecs of a step.
   const bool vec_w = a.cog % V == 0;
-  const T* const wg = wt + (Phased ? blockIdx.z * f.wt_step : 0) + static_cast<int64_t>(gi) * a.kg * a.cog + n0;
+  const T* const wg = wt + (Phased ? blockIdx.z * f.wt_step : 0) + static_cast<int64_t>(gi) * kg * a.cog + n0;
 
   // Step `step`'s tiles into stage buf; the cursors stand at that step and move on to the next.
   auto issue = [&](int step, int buf) {
@@ -326,7 +329,7 @@ __global__ void __launch_bounds__(Product<T>::kThreads, Product<T>::kBlocksPerSm
           }
         }
       }
-      cur.next(a);
+      cur.next(a.cg, kw);
     }
 #pragma unroll
     for (int r = 0; r < kBV; ++r) {
@@ -334,19 +337,19 @@ __global__ void __launch_bounds__(Product<T>::kThreads, Product<T>::kBlocksPerSm
       T* const bt = bs + buf * kStageB + kb * P::kLdB + cb;
       const int k = step * BK + kb;
       if (vec_w) {
-        const bool in = k < a.kg && n0 + cb < a.cog;
+        const bool in = k < kg && n0 + cb < a.cog;
         copy_async<16>(bt, in ? wg + static_cast<int64_t>(k) * a.cog + cb : wt, in);
       } else {
 #pragma unroll
         for (int c = 0; c < V; ++c)
-          bt[c] = k < a.kg && n0 + cb + c < a.cog ? wg[static_cast<int64_t>(k) * a.cog + cb + c] : T(0.0f);
+          bt[c] = k < kg && n0 + cb + c < a.cog ? wg[static_cast<int64_t>(k) * a.cog + cb + c] : T(0.0f);
       }
     }
   };
 
   // kStages - 1 steps in flight ahead of the one multiplied. The barrier at the top of step s
   // publishes step s's copies and frees the stage of step s - 1 for step s + kStages - 1.
-  const int steps = (a.kg + BK - 1) / BK;
+  const int steps = (kg + BK - 1) / BK;
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
     if (s < steps) issue(s, s);

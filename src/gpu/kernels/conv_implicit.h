@@ -31,15 +31,17 @@ struct ImplicitConv {
 // Phases per dim of one launch (ImplicitPhases).
 constexpr int kImplicitPhases = 4;
 
-// Several convolutions ImplicitConv that differ only in their padding, weights and output, run by
-// one launch (the phases of a transposed convolution, Note [GPU transposed convs as forward ones]
-// in conv.cu): blocks with blockIdx.z = zh * nw + zw, zh < nh, zw < nw, take padding (ph[zh],
-// pw[zw]) in place of the ImplicitConv's, the weights at wt + z * wt_step and the output at
-// out + zh * out_h + zw * out_w, whose strides are (ImplicitConv::out_n, out_c, out_y, out_x).
+// Several convolutions ImplicitConv that differ only in their padding, kernel size, weights and
+// output, run by one launch (the phases of a transposed convolution, Note [GPU transposed convs as
+// forward ones] in conv.cu): blocks with blockIdx.z = zh * nw + zw, zh < nh, zw < nw, take padding
+// (ph[zh], pw[zw]) and a kernel of kh[zh] x kw[zw] taps (at most the ImplicitConv's) in place of
+// the ImplicitConv's, the weights at wt + z * wt_step ([groups, kh, kw, cg, cog]) and the output
+// at out + zh * out_h + zw * out_w, whose strides are (ImplicitConv::out_n, out_c, out_y, out_x).
 // nh = nw = 1: the ImplicitConv alone, into a contiguous out.
 struct ImplicitPhases {
   int nh = 1, nw = 1;
   int ph[kImplicitPhases] = {}, pw[kImplicitPhases] = {};
+  int kh[kImplicitPhases] = {}, kw[kImplicitPhases] = {};
   int64_t wt_step = 0, out_h = 0, out_w = 0;
   int64_t out_c = 0, out_y = 0, out_x = 0;
 };
