@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -322,6 +323,54 @@ TEST(GpuConv, ImplicitGemmShapes) {
       const Tensor xv = randu({2, 70, 10, 12}, t), wv = randu({40, 64, 3, 3}, t);
       auto view = [](const Tensor& v) { return v.narrow(1, 3, 64).transpose(2, 3); };
       expect_close(view(xv.to(d)).conv2d(wv.to(d), p2), view(xv).conv2d(wv, p2), 576, tn + " conv2d of a view");
+    }
+}
+
+TEST(GpuConv, TiledShapes) {
+  // 16-bit convolutions at stride 1 with at most 3 x 3 taps over NCHW inputs whose rows are whole
+  // 16-byte vectors: the tiled kernel on tensor-core GPUs (Note [GPU tiled conv]), else the paths
+  // before it. Tiles of 8, 16 and 32 columns that overhang the output, halos in and past the
+  // padding, a chunk of input channels cut short, output channels beyond one 64-channel tile and
+  // not filling the last, groups, kernels of 1 to 3 taps per dim, and views of larger tensors.
+  WICK_REQUIRE_GPU(devs);
+  struct Case {
+    Shape x, w;
+    std::array<int64_t, 2> pad;
+    int64_t groups;
+    const char* what;
+  };
+  const std::vector<Case> cases = {
+      {{2, 32, 24, 40}, {48, 32, 3, 3}, {1, 1}, 1, "16-column tiles"},
+      {{3, 20, 13, 8}, {64, 20, 3, 3}, {1, 1}, 1, "8-column tiles, a short chunk"},
+      {{1, 48, 12, 32}, {40, 48, 3, 3}, {1, 1}, 1, "32-column tiles"},
+      {{2, 24, 17, 16}, {80, 24, 3, 3}, {0, 0}, 1, "no padding, two channel tiles"},
+      {{2, 16, 8, 40}, {136, 16, 3, 3}, {1, 2}, 1, "two columns of padding, three channel tiles"},
+      {{2, 16, 12, 24}, {56, 16, 3, 3}, {2, 0}, 1, "padding past the kernel"},
+      {{2, 32, 14, 16}, {32, 32, 1, 3}, {0, 1}, 1, "1x3"},
+      {{2, 32, 14, 16}, {32, 32, 3, 1}, {1, 0}, 1, "3x1"},
+      {{2, 32, 14, 16}, {48, 32, 2, 2}, {1, 0}, 1, "2x2"},
+      {{2, 32, 14, 16}, {48, 32, 1, 1}, {0, 0}, 1, "1x1"},
+      {{2, 48, 14, 16}, {64, 24, 3, 3}, {1, 1}, 2, "groups"},
+      {{1, 128, 16, 24}, {32, 128, 3, 3}, {1, 1}, 1, "eight chunks"},
+  };
+  for (const Device& d : devs)
+    for (DType t : {DType::BF16, DType::F16}) {
+      const std::string tn(wick::dtype_name(t));
+      for (const Case& c : cases) {
+        const Tensor x = randu(c.x, t), w = randu(c.w, t);
+        Conv2dParams p;
+        p.padding = c.pad;
+        p.groups = c.groups;
+        const int64_t terms = c.w[1] * c.w[2] * c.w[3];
+        expect_close(x.to(d).conv2d(w.to(d), p), x.conv2d(w, p), terms, tn + " " + c.what);
+      }
+      // x a view: rows 1.. and columns ..39 of a [2, 40, 15, 48] tensor, channels 8..39
+      const Tensor big = randu({2, 40, 15, 48}, t), w = randu({56, 32, 3, 3}, t);
+      const Tensor xv = big.narrow(1, 8, 32).narrow(2, 1, 14).narrow(3, 0, 40);
+      Conv2dParams p;
+      p.padding = {1, 1};
+      expect_close(big.to(d).narrow(1, 8, 32).narrow(2, 1, 14).narrow(3, 0, 40).conv2d(w.to(d), p), xv.conv2d(w, p),
+                   288, tn + " view");
     }
 }
 

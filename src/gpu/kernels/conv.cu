@@ -261,9 +261,11 @@ struct ConvPhases {
   ConvPhases() = default;
 };
 
-// The implicit-GEMM path (Note [GPU implicit GEMM conv]) where it is fast on this device and the
-// problem suits it, else false. It reads x as it lies when its channels have unit stride or it is
-// f32, else from a channels-last copy. It pays where a group's output channels fill one block's
+// The implicit-GEMM paths where they are fast on this device and the problem suits them, else
+// false: 16-bit NCHW convolutions at stride 1 with small kernels on the tiled kernel (Note [GPU tiled
+// conv], any number of output channels), the others on the implicit GEMM (Note [GPU implicit GEMM
+// conv]), which reads x as it lies when its channels have unit stride or it is f32, else from a
+// channels-last copy. The implicit GEMM pays where a group's output channels fill one block's
 // tile (32 to 64) and K is at least 32: on the H100 the conv2d benchmark row (64 channels) took
 // 0.100 ms in bf16 against im2col + cuBLAS's 0.114 and 0.275 ms in f32 against 0.288, while conv1d
 // with 256 output channels (four tiles, each gathering the columns again) took 1.75 ms against 1.27.
@@ -272,7 +274,7 @@ bool conv_implicit_gemm(GpuBackend& be, const kern::LaunchCtx& ctx, const Tensor
   const int64_t cg = g.c_in / g.groups, cog = g.c_out / g.groups, elem = static_cast<int64_t>(dtype_size(x.dtype));
   // (implicit_conv_fits checks the vector widths of the channels and strides.)
   if (!kern::implicit_conv_fast(x.dtype, be.properties().architecture) || dst.dtype != x.dtype || cog < 32 ||
-      cog > kern::kImplicitConvChannels || cg * g.kh * g.kw < 32)
+      cg * g.kh * g.kw < 32)
     return false;
   // One phase: its padding. Several: checked with the largest magnitude of theirs (all that
   // implicit_conv_fits reads of it), each phase's then set in ImplicitPhases.
@@ -285,9 +287,19 @@ bool conv_implicit_gemm(GpuBackend& be, const kern::LaunchCtx& ctx, const Tensor
   const char* xp = byte_ptr(x.data, x.layout.offset(), x.dtype);
   kern::Scratch hx, hw, ho;
   kern::ImplicitConv a{};
+  kern::TileConv tc{};
   const int64_t as_is[4] = {xs.n, xs.c, xs.h, xs.w};
-  if (!kern::implicit_conv_fits(g.n, g.c_in, g.h, g.w, g.c_out, g.kh, g.kw, g.oh, g.ow, stride, pad, dil, g.groups, xp,
-                                as_is, elem, &a)) {
+  const Strides4 os = strides4(dst);
+  const int64_t out_nchw[4] = {os.n, os.c, os.h, os.w};
+  // The tiled kernel (Note [GPU tiled conv]) reads x as it lies, NCHW included; up to K = 1152 (128
+  // channels of 3 x 3 taps), where it was faster than the paths below (K 2304 about even, 2880 and
+  // more slower than im2col + cuBLAS).
+  const bool tiled = !phased && xs.c != 1 && cg >= 8 && cg * g.kh * g.kw <= 1152 &&
+                     kern::tile_conv_fits(x.dtype, ctx.device, ctx.shared_per_block, g.n, g.c_in, g.h, g.w, g.c_out,
+                                          g.kh, g.kw, g.oh, g.ow, stride, pad, dil, g.groups, xp, as_is, out_nchw, &tc);
+  if (!tiled && cog > kern::kImplicitConvChannels) return false;
+  if (!tiled && !kern::implicit_conv_fits(g.n, g.c_in, g.h, g.w, g.c_out, g.kh, g.kw, g.oh, g.ow, stride, pad, dil,
+                                          g.groups, xp, as_is, elem, &a)) {
     const TensorArg nhwc(x.data, x.dtype,
                          Layout(Shape{g.n, g.h, g.w, g.c_in}, Strides{xs.n, xs.h, xs.w, xs.c}, x.layout.offset()));
     const int64_t packed[4] = {g.h * g.w * g.c_in, 1, g.w * g.c_in, g.c_in};
@@ -310,11 +322,15 @@ bool conv_implicit_gemm(GpuBackend& be, const kern::LaunchCtx& ctx, const Tensor
         TensorArg(hw.get(), x.dtype,
                   Layout(packed_w, Layout(packed_w).strides(), static_cast<int64_t>(z) * per_phase)));
   }
+  if (tiled) {
+    kern::conv_tile(ctx, x.dtype, xp, hw.get(), const_cast<char*>(byte_ptr(dst.data, dst.layout.offset(), dst.dtype)),
+                    tc, g.groups);
+    return true;
+  }
   // One phase writes a contiguous output (the kernel's faster form); several write dst as it lies.
   kern::ImplicitPhases f;
   TensorArg oc = dst;
   if (phased) {
-    const Strides4 os = strides4(dst);
     f.nh = ph.nh, f.nw = ph.nw;
     for (int z = 0; z < ph.nh; ++z) f.ph[z] = static_cast<int>(ph.pad_h[z]), f.kh[z] = static_cast<int>(ph.kh[z]);
     for (int z = 0; z < ph.nw; ++z) f.pw[z] = static_cast<int>(ph.pad_w[z]), f.kw[z] = static_cast<int>(ph.kw[z]);

@@ -46,6 +46,8 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
 #include <type_traits>
 
@@ -387,6 +389,179 @@ __global__ void __launch_bounds__(Product<T>::kThreads, Product<T>::kBlocksPerSm
   }
 }
 
+// Note [GPU tiled conv]
+// 16-bit convolutions at stride and dilation 1 with at most 3 x 3 taps, x as it lies with
+// contiguous rows (NCHW): the implicit GEMM above gathers every tap of every pixel again (kh * kw
+// times x through L1) from a channels-last copy of x (on the H100's conv2d bf16 row that copy took
+// 13.5 of 74 us of kernel time under ncu, the weights' packing 3.7). Here a block owns a tile of 128
+// output pixels of one sample, 128 / TW rows of TW (TW 8, 16 or 32, tile_width), by kBN = 64 output
+// channels of one group, and walks the input channels in chunks of kTileC = 16. Per chunk:
+//   1. issue: the tile's raw halo, HR = TH + 2 rows of 16 channel planes, copied from x as it lies
+//      (cp.async, 16-byte vectors, zero outside the image; a row is read from the 16-byte boundary
+//      before its first column, so the halo starts `lead` elements into its shared row), and the
+//      chunk's [taps * 16, 64] weights. Two stages: chunk ch + 1's copies fly while ch is used.
+//   2. spread: the raw halo into a channels-last one, [HR * HW pixels][16 channels, padded to
+//      kLdH], each thread a pair of channel planes by 8 columns (two 16-byte reads, eight 4-byte
+//      writes); rows of 48 bytes keep the eight rows an ldmatrix phase reads in distinct banks.
+//   3. compute: each tap (i, j) is one k16 step of Mma's tensor-core product (its warps of 32 x 32,
+//      fragments and accumulators), A read with ldmatrix from the halo shifted by i rows and j
+//      pixels, B with ldmatrix as in Mma.
+// Two barriers per chunk (copies published; halo spread). On the H100 (scripts/probes/conv_shapes.cpp,
+// bf16, N C H W -> C_out, against the implicit GEMM or im2col + cuBLAS before it): [32, 64, 56, 56]
+// -> 64 0.0666 against 0.0675 ms (the benchmark row 0.0587 against 0.0602-0.0607), [8, 64, 128,
+// 128] -> 64 0.0744 against 0.0880, [1, 128, 256, 256] -> 128 0.1185 against 0.1397, [32, 128, 28,
+// 28] -> 128 0.0604 against 0.0625 (cuDNN 0.0797, 0.0819, 0.0866, 0.0598 in another run). At 120 to
+// 165 TFLOP/s it stays far below the tensor cores' rate: with 128 registers (two blocks, 16 warps
+// a multiprocessor) the warps wait on the barriers and shared loads. Deeper K (320 channels and more)
+// and few pixels run 2x slower than im2col + cuBLAS, whose GEMM splits better (the caller keeps
+// those there). Tried and not kept: three blocks per multiprocessor (80 registers, spills: bench
+// row 0.0700 ms); 256-pixel tiles with 64 x 32 warp tiles (bench row 0.0684); A fragments read as
+// 16-bit values straight from the raw planes, no spread (0.0629 with two blocks, 0.0744 with three).
+constexpr int kTileC = 16, kTileTaps = 3, kLdW = kBN + 8, kLdH = kTileC + 8;
+
+template <int TW>
+struct TileShape {
+  static constexpr int TH = kBM / TW, HR = TH + kTileTaps - 1, HW = TW + kTileTaps - 1;
+  static constexpr int RS = TW + 16;  // a raw halo row: HW columns from `lead` < 8 on, whole vectors
+  static constexpr int PS = HR * RS + (40 - HR * RS % 32) % 32;  // raw channel planes: PS = 8 (mod 32)
+  static constexpr int kRaw = kTileC * PS, kWeights = kTileTaps * kTileTaps * kTileC * kLdW;
+  static constexpr int kStage = kRaw + kWeights;  // elements
+  static constexpr int kHalo = HR * HW * kLdH;    // the channels-last halo, after the two stages
+  static constexpr int64_t bytes(int elem) {
+    const int64_t tiles = (2 * int64_t{kStage} + kHalo) * elem, sums = int64_t{kBN} * kLdC * 4;
+    return tiles > sums ? tiles : sums;
+  }
+  static_assert(PS % 32 == 8 && PS >= HR * RS && kRaw % 8 == 0 && TH * TW == kBM);
+};
+
+// Built for tensor cores only (the host checks the compiled version, tile_compiled); elsewhere the
+// kernel is empty and never launched.
+template <class T, int TW>
+__global__ void __launch_bounds__(256, 2)
+    conv_tile_kernel(const T* __restrict__ x, const T* __restrict__ wt, T* __restrict__ out, TileConv a) {
+#if defined(WICK_GPU_SM80)
+  using S = TileShape<TW>;
+  using Acc = typename Mma<T>::Acc;
+  constexpr int kThreads = 256, kRowVecs = S::RS / 8, kRawVecs = kTileC * S::HR * kRowVecs;
+  extern __shared__ __align__(128) unsigned char tile_smem[];
+  // [2][raw halo [kTileC][PS], weights [taps * kTileC][kLdW]], then the halo [HR * HW][kLdH]
+  T* const st = reinterpret_cast<T*>(tile_smem);
+  T* const halo = st + 2 * S::kStage;
+  float* const cs = reinterpret_cast<float*>(tile_smem);  // [kBN][kLdC], after the last chunk
+
+  const int tid = static_cast<int>(threadIdx.x), lane = tid % 32, w = tid / 32;
+  const int tx = static_cast<int>(blockIdx.x % static_cast<unsigned>(a.tiles_x));
+  const int64_t rest = blockIdx.x / static_cast<unsigned>(a.tiles_x);
+  const int ty = static_cast<int>(rest % a.tiles_y);
+  const int64_t s = rest / a.tiles_y;
+  const int gi = static_cast<int>(blockIdx.y) / a.n_tiles, n0 = (static_cast<int>(blockIdx.y) % a.n_tiles) * kBN;
+  const int y0 = ty * S::TH, x0 = tx * TW, row0 = y0 - a.ph;
+  const int first = x0 - a.pw, col0 = first >= 0 ? first / 8 * 8 : -((7 - first) / 8) * 8, lead = first - col0;
+  const T* const xs = x + s * a.x_n + static_cast<int64_t>(gi) * a.cg * a.x_c;
+  const int taps = a.kh * a.kw;
+  const T* const wg = wt + static_cast<int64_t>(gi) * taps * a.cg * a.cog + n0;
+
+  auto issue = [&](int c0, T* stage) {
+    for (int q = tid; q < kRawVecs; q += kThreads) {
+      const int v = q % kRowVecs, r = q / kRowVecs % S::HR, c = q / (kRowVecs * S::HR);
+      const int iy = row0 + r, ix = col0 + v * 8;
+      const bool in = c0 + c < a.cg && static_cast<unsigned>(iy) < static_cast<unsigned>(a.h) &&
+                      static_cast<unsigned>(ix) < static_cast<unsigned>(a.w);
+      const T* const src = in ? xs + static_cast<int64_t>(c0 + c) * a.x_c + static_cast<int64_t>(iy) * a.x_h + ix : x;
+      copy_async<16>(stage + c * S::PS + r * S::RS + v * 8, src, in);
+    }
+    T* const ws = stage + S::kRaw;
+    for (int q = tid; q < taps * kTileC * (kBN / 8); q += kThreads) {
+      const int k = q / (kBN / 8), cb = q % (kBN / 8) * 8, tp = k / kTileC, c = k % kTileC;
+      const bool in = c0 + c < a.cg && n0 + cb < a.cog;
+      const T* const src = in ? wg + (static_cast<int64_t>(tp) * a.cg + c0 + c) * a.cog + cb : wt;
+      copy_async<16>(ws + k * kLdW + cb, src, in);
+    }
+  };
+  // The raw halo of a stage into `halo`, channels-last: thread unit (channel pair cp, row r, raw
+  // vector v) reads 8 columns of two planes and writes their pixels' channel pairs. Lanes take cp
+  // fastest, then r: rows HW * kLdH elements apart, a multiple of 8 banks apart mod 32, keep the
+  // eight-lane groups' stores in distinct banks.
+  auto spread = [&](const T* stage) {
+    for (int q = tid; q < (kTileC / 2) * S::HR * kRowVecs; q += kThreads) {
+      const int cp = q % (kTileC / 2), r = q / (kTileC / 2) % S::HR, v = q / ((kTileC / 2) * S::HR);
+      const Vec<uint16_t, 8> lo =
+          *reinterpret_cast<const Vec<uint16_t, 8>*>(stage + 2 * cp * S::PS + r * S::RS + v * 8);
+      const Vec<uint16_t, 8> hi =
+          *reinterpret_cast<const Vec<uint16_t, 8>*>(stage + (2 * cp + 1) * S::PS + r * S::RS + v * 8);
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {
+        const int hc = v * 8 + e - lead;
+        if (hc >= 0 && hc < S::HW)
+          *reinterpret_cast<uint32_t*>(halo + (r * S::HW + hc) * kLdH + 2 * cp) = uint32_t{lo.v[e]} | uint32_t{hi.v[e]}
+                                                                                                          << 16;
+      }
+    }
+  };
+
+  // ldmatrix rows of this lane: pixel (lane & 15) of its warp's two 16-pixel fragments, channels
+  // (lane >> 4) * 8 on, at tap (0, 0); B's as in Mma.
+  const int wm = w % 4, wn = w / 4;
+  unsigned a_lane[2];
+#pragma unroll
+  for (int f = 0; f < 2; ++f) {
+    const int m = wm * 32 + f * 16 + (lane & 15);
+    a_lane[f] = smem_addr(halo + ((m / TW) * S::HW + m % TW) * kLdH + (lane >> 4) * 8);
+  }
+  const unsigned b_lane = static_cast<unsigned>(((lane & 15) * kLdW + wn * 32 + (lane >> 4) * 8) * 2);
+  Acc acc;
+  acc.zero();
+  auto compute = [&](const T* stage) {
+    const unsigned wb = smem_addr(stage + S::kRaw) + b_lane;
+    for (int tp = 0, i = 0, j = 0; tp < taps; ++tp) {
+      const unsigned toff = static_cast<unsigned>((i * S::HW + j) * kLdH * 2);
+      uint32_t fa[2][4], fb[4][2];
+#pragma unroll
+      for (int f = 0; f < 2; ++f)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(fa[f][0]), "=r"(fa[f][1]), "=r"(fa[f][2]), "=r"(fa[f][3])
+                     : "r"(a_lane[f] + toff));
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(fb[2 * hh][0]), "=r"(fb[2 * hh][1]), "=r"(fb[2 * hh + 1][0]), "=r"(fb[2 * hh + 1][1])
+                     : "r"(wb + static_cast<unsigned>((tp * kTileC * kLdW + hh * 16) * 2)));
+#pragma unroll
+      for (int f = 0; f < 2; ++f)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) Acc::mma(acc.v[f][q], fa[f], fb[q]);
+      j = j + 1 == a.kw ? 0 : j + 1;
+      i += j == 0;
+    }
+  };
+
+  // Per chunk: the first barrier publishes its copies and ends the reads of the halo (and of the
+  // other stage) by chunk ch - 1's product; the second publishes the spread halo. Chunk ch + 1's
+  // copies fly while ch is spread and multiplied.
+  const int chunks = (a.cg + kTileC - 1) / kTileC;
+  issue(0, st);
+  commit();
+  for (int ch = 0; ch < chunks; ++ch) {
+    T* const stage = st + (ch & 1) * S::kStage;
+    wait<0>();
+    __syncthreads();
+    if (ch + 1 < chunks) issue((ch + 1) * kTileC, st + ((ch + 1) & 1) * S::kStage);
+    commit();
+    spread(stage);
+    __syncthreads();
+    compute(stage);
+  }
+  __syncthreads();
+  acc.store(cs);
+  __syncthreads();
+  const int m = tid % kBM, oy = y0 + m / TW, ox = x0 + m % TW;
+  if (oy >= a.oh || ox >= a.ow) return;
+  const int rows = a.cog - n0 < kBN ? a.cog - n0 : kBN;
+  T* const o = out + s * a.out_n + (static_cast<int64_t>(gi) * a.cog + n0) * a.out_c + oy * a.out_y + ox * a.out_x;
+  for (int c = tid / kBM; c < rows; c += kThreads / kBM) o[c * a.out_c] = convert<T>(cs[c * kLdC + m]);
+#endif
+}
+
 }  // namespace
 
 bool implicit_conv_fits(int64_t n, int64_t c_in, int64_t h, int64_t w, int64_t c_out, int64_t kh, int64_t kw,
@@ -466,6 +641,121 @@ void conv_implicit(const LaunchCtx& ctx, DType t, const void* x, const void* wt,
         const auto kernel = z > 1 ? conv_implicit_kernel<T, true> : conv_implicit_kernel<T, false>;
         kernel<<<grid, kConvThreads<T>, 0, st>>>(static_cast<const T*>(x), static_cast<const T*>(wt),
                                                  static_cast<T*>(out), a, phases);
+      },
+      ctx.op);
+  gpu::check_launch(ctx.op, ctx.device);
+}
+
+namespace {
+
+// Whether the tiled kernel was compiled for tensor cores for `device` (Note [GPU tiled conv]): the
+// code the runtime loads there comes from PTX of sm_80 or newer. A build for older targets alone,
+// run on a newer GPU, compiles their PTX, without the kernel's body.
+bool tile_compiled(int device) {
+#if defined(WICK_GPU_CUDA)
+  static std::mutex* mu = new std::mutex;
+  static auto* known = new std::map<int, bool>;
+  std::lock_guard<std::mutex> lock(*mu);
+  const auto it = known->find(device);
+  if (it != known->end()) return it->second;
+  cudaFuncAttributes fa{};
+  const bool ok = cudaFuncGetAttributes(&fa, conv_tile_kernel<bf16, 16>) == cudaSuccess && fa.ptxVersion >= 80;
+  (void)cudaGetLastError();
+  return (*known)[device] = ok;
+#else
+  (void)device;
+  return false;
+#endif
+}
+
+// The tile width whose tiles cover the output with the fewest pixels; on ties the smaller halo.
+int tile_width(int64_t oh, int64_t ow) {
+  int best = 0;
+  int64_t best_area = 0, best_halo = 0;
+  for (const int tw : {16, 8, 32}) {
+    const int64_t th = kBM / tw, area = (oh + th - 1) / th * th * ((ow + tw - 1) / tw * tw);
+    const int64_t halo = (th + kTileTaps - 1) * (tw + kTileTaps - 1);
+    if (best == 0 || area < best_area || (area == best_area && halo < best_halo))
+      best = tw, best_area = area, best_halo = halo;
+  }
+  return best;
+}
+
+int64_t tile_smem_bytes(int tw, int64_t elem) {
+  return tw == 8    ? TileShape<8>::bytes(static_cast<int>(elem))
+         : tw == 16 ? TileShape<16>::bytes(static_cast<int>(elem))
+                    : TileShape<32>::bytes(static_cast<int>(elem));
+}
+
+}  // namespace
+
+bool tile_conv_fits(DType t, int device, int64_t shared_per_block, int64_t n, int64_t c_in, int64_t h, int64_t w,
+                    int64_t c_out, int64_t kh, int64_t kw, int64_t oh, int64_t ow, const int64_t stride[2],
+                    const int64_t pad[2], const int64_t dil[2], int64_t groups, const void* x, const int64_t x_nchw[4],
+                    const int64_t out_nchw[4], TileConv* a) {
+  constexpr int64_t kMax = INT32_MAX / 4;
+  constexpr int64_t vec = 8;  // elements of a 16-byte vector
+  if (t != DType::BF16 && t != DType::F16) return false;
+  const int64_t cg = c_in / groups, cog = c_out / groups;
+  if (stride[0] != 1 || stride[1] != 1 || dil[0] != 1 || dil[1] != 1 || kh < 1 || kw < 1 || kh > kTileTaps ||
+      kw > kTileTaps || pad[0] < 0 || pad[1] < 0 || cg < 1 || cog < 1 || cog % vec != 0)
+    return false;
+  if (x_nchw[3] != 1 || w % vec != 0 || x_nchw[0] % vec != 0 || x_nchw[1] % vec != 0 || x_nchw[2] % vec != 0 ||
+      !aligned_to(x, 16))
+    return false;
+  for (const int64_t v : {h, w, oh, ow, pad[0], pad[1], cg, cog})
+    if (v > kMax) return false;
+  const int tw = tile_width(oh, ow);
+  const int64_t th = kBM / tw, tiles_x = (ow + tw - 1) / tw, tiles_y = (oh + th - 1) / th;
+  if (4 * oh * ow < 3 * tiles_y * th * tiles_x * tw) return false;  // a quarter of the tiles' pixels idle
+  const int64_t n_tiles = (cog + kBN - 1) / kBN;
+  if (n * tiles_y * tiles_x > INT32_MAX || groups * n_tiles > 65535) return false;
+  if (tile_smem_bytes(tw, 2) > shared_per_block || !tile_compiled(device)) return false;
+  *a = TileConv{n * tiles_y * tiles_x,
+                x_nchw[0],
+                x_nchw[1],
+                x_nchw[2],
+                out_nchw[0],
+                out_nchw[1],
+                out_nchw[2],
+                out_nchw[3],
+                static_cast<int>(h),
+                static_cast<int>(w),
+                static_cast<int>(oh),
+                static_cast<int>(ow),
+                static_cast<int>(pad[0]),
+                static_cast<int>(pad[1]),
+                static_cast<int>(kh),
+                static_cast<int>(kw),
+                static_cast<int>(cg),
+                static_cast<int>(cog),
+                static_cast<int>(n_tiles),
+                tw,
+                static_cast<int>(tiles_x),
+                static_cast<int>(tiles_y)};
+  return true;
+}
+
+void conv_tile(const LaunchCtx& ctx, DType t, const void* x, const void* wt, void* out, const TileConv& a,
+               int64_t groups) {
+  const dim3 grid(static_cast<unsigned>(a.blocks), static_cast<unsigned>(groups * a.n_tiles));
+  const auto st = gpu::native_stream(ctx.stream);
+  cpu::dispatch_in<dtype_bit(DType::BF16) | dtype_bit(DType::F16)>(
+      t,
+      [&]<class T>() {
+        auto launch = [&]<int TW>() {
+          const auto kernel = conv_tile_kernel<T, TW>;
+          const int64_t bytes = TileShape<TW>::bytes(static_cast<int>(sizeof(T)));
+          gpu::allow_dynamic_shared(reinterpret_cast<const void*>(kernel), bytes, ctx.op, ctx.device);
+          kernel<<<grid, 256, static_cast<size_t>(bytes), st>>>(static_cast<const T*>(x), static_cast<const T*>(wt),
+                                                                static_cast<T*>(out), a);
+        };
+        if (a.tw == 8)
+          launch.template operator()<8>();
+        else if (a.tw == 16)
+          launch.template operator()<16>();
+        else
+          launch.template operator()<32>();
       },
       ctx.op);
   gpu::check_launch(ctx.op, ctx.device);

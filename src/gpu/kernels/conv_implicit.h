@@ -66,4 +66,30 @@ bool implicit_conv_fast(DType t, const std::string& arch);
 void conv_implicit(const LaunchCtx& ctx, DType t, const void* x, const void* wt, void* out, const ImplicitConv& a,
                    int64_t groups, const ImplicitPhases& phases = {});
 
+// A 16-bit forward convolution at stride and dilation 1 with at most 3 x 3 taps over x [n, c_in, h,
+// w] whose rows are contiguous (element (s, c, y, x) at s * x_n + c * x_c + y * x_h + x), run by
+// the tiled kernel (Note [GPU tiled conv] in conv_implicit.cu); out has any strides.
+struct TileConv {
+  int64_t blocks;  // n * tiles_y * tiles_x
+  int64_t x_n, x_c, x_h;
+  int64_t out_n, out_c, out_y, out_x;
+  int h, w, oh, ow, ph, pw, kh, kw;
+  int cg, cog, n_tiles;      // per group: input and output channels; output-channel tiles
+  int tw, tiles_x, tiles_y;  // the block's tile of output pixels: 128 / tw rows of tw
+};
+
+// Whether the tiled kernel takes this convolution of `t` on `device` (whose opt-in shared memory
+// per block is shared_per_block), with x at `x` (strides x_nchw) and out's strides out_nchw: bf16
+// or f16 where the kernel was compiled for tensor cores (CUDA sm_80+), stride and dilation 1, at
+// most 3 x 3 taps, output channels per group in whole 16-byte vectors, x's rows contiguous,
+// 16-byte aligned and a whole number of vectors long; fills `a` when it does.
+bool tile_conv_fits(DType t, int device, int64_t shared_per_block, int64_t n, int64_t c_in, int64_t h, int64_t w,
+                    int64_t c_out, int64_t kh, int64_t kw, int64_t oh, int64_t ow, const int64_t stride[2],
+                    const int64_t pad[2], const int64_t dil[2], int64_t groups, const void* x, const int64_t x_nchw[4],
+                    const int64_t out_nchw[4], TileConv* a);
+
+// out = conv(x, w) with wt packed as for conv_implicit ([groups, kh, kw, cg, cog], contiguous).
+void conv_tile(const LaunchCtx& ctx, DType t, const void* x, const void* wt, void* out, const TileConv& a,
+               int64_t groups);
+
 }  // namespace wick::WICK_GPU_NS::kern
