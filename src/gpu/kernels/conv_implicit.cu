@@ -410,9 +410,11 @@ __global__ void __launch_bounds__(Product<T>::kThreads, Product<T>::kBlocksPerSm
 // bf16, N C H W -> C_out, against the implicit GEMM or im2col + cuBLAS before it): [32, 64, 56, 56]
 // -> 64 0.0666 against 0.0675 ms (the benchmark row 0.0587 against 0.0602-0.0607), [8, 64, 128,
 // 128] -> 64 0.0744 against 0.0880, [1, 128, 256, 256] -> 128 0.1185 against 0.1397, [32, 128, 28,
-// 28] -> 128 0.0604 against 0.0625 (cuDNN 0.0797, 0.0819, 0.0866, 0.0598 in another run). At 120 to
-// 165 TFLOP/s it stays far below the tensor cores' rate: with 128 registers (two blocks, 16 warps
-// a multiprocessor) the warps wait on the barriers and shared loads. Deeper K (320 channels and more)
+// 28] -> 128 0.0604 against 0.0625; in a later run of the final code with torch (cuDNN): 0.0647,
+// 0.0735, 0.1146, 0.0597 ms against 0.0766, 0.0812, 0.0927, 0.0600, the benchmark row 0.0600 against
+// 0.0540. At 120 to 165 TFLOP/s it stays far below the tensor cores' rate; not profiled yet (two
+// blocks of 128 registers leave 16 warps a multiprocessor to cover two barriers a chunk, and the
+// 56x56 row's tiles are 12.5% idle columns). Deeper K (320 channels and more)
 // and few pixels run 2x slower than im2col + cuBLAS, whose GEMM splits better (the caller keeps
 // those there). Tried and not kept: three blocks per multiprocessor (80 registers, spills: bench
 // row 0.0700 ms); 256-pixel tiles with 64 x 32 warp tiles (bench row 0.0684); A fragments read as
