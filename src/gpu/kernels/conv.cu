@@ -291,10 +291,9 @@ bool conv_implicit_gemm(GpuBackend& be, const kern::LaunchCtx& ctx, const Tensor
   const int64_t as_is[4] = {xs.n, xs.c, xs.h, xs.w};
   const Strides4 os = strides4(dst);
   const int64_t out_nchw[4] = {os.n, os.c, os.h, os.w};
-  // The tiled kernel (Note [GPU tiled conv]) reads x as it lies, NCHW included; up to K = 1152 (128
-  // channels of 3 x 3 taps), where it was faster than the paths below (K 2304 about even, 2880 and
-  // more slower than im2col + cuBLAS).
-  const bool tiled = !phased && xs.c != 1 && cg >= 8 && cg * g.kh * g.kw <= 1152 &&
+  // The tiled kernel (Note [GPU tiled conv]) reads x as it lies, NCHW included; channels-last x stays
+  // on the implicit GEMM, which reads it in place.
+  const bool tiled = !phased && xs.c != 1 &&
                      kern::tile_conv_fits(x.dtype, ctx.device, ctx.shared_per_block, g.n, g.c_in, g.h, g.w, g.c_out,
                                           g.kh, g.kw, g.oh, g.ow, stride, pad, dil, g.groups, xp, as_is, out_nchw, &tc);
   if (!tiled && cog > kern::kImplicitConvChannels) return false;

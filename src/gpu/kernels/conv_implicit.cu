@@ -128,6 +128,20 @@ struct Simt {
 };
 
 #if defined(WICK_GPU_SM80)
+// ldmatrix x4 from shared address `at` (lanes 8q .. 8q + 7 give the rows of matrix q): four 8 x 8
+// matrices of 16-bit elements into r[0..3], or transposed on the way.
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], unsigned at) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(at));
+}
+// The transposed form for two B fragments (16 x 8 each): b0 takes matrices 0 and 1, b1 2 and 3.
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&b0)[2], uint32_t (&b1)[2], unsigned at) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(b0[0]), "=r"(b0[1]), "=r"(b1[0]), "=r"(b1[1])
+               : "r"(at));
+}
+
 // Tensor-core product: warp w of 8 owns pixels 32 * (w % 4) + [0, 32) and output channels
 // 32 * (w / 4) + [0, 32): per 16 k, two 16 x 16 A fragments and four 16 x 8 B fragments loaded with
 // ldmatrix (B transposed on the way, as its tile is [k][channel]) feed eight m16n8k16 MMAs with f32
@@ -175,15 +189,10 @@ struct Mma {
       for (int k = 0; k < kBK; k += 16) {
         uint32_t fa[2][4], fb[4][2];
 #pragma unroll
-        for (int i = 0; i < 2; ++i)
-          asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                       : "=r"(fa[i][0]), "=r"(fa[i][1]), "=r"(fa[i][2]), "=r"(fa[i][3])
-                       : "r"(a0 + static_cast<unsigned>((i * 16 * kLdA + k) * 2)));
+        for (int i = 0; i < 2; ++i) ldmatrix_x4(fa[i], a0 + static_cast<unsigned>((i * 16 * kLdA + k) * 2));
 #pragma unroll
         for (int h = 0; h < 2; ++h)
-          asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                       : "=r"(fb[2 * h][0]), "=r"(fb[2 * h][1]), "=r"(fb[2 * h + 1][0]), "=r"(fb[2 * h + 1][1])
-                       : "r"(b0 + static_cast<unsigned>((k * kLdB + h * 16) * 2)));
+          ldmatrix_x4_trans(fb[2 * h], fb[2 * h + 1], b0 + static_cast<unsigned>((k * kLdB + h * 16) * 2));
 #pragma unroll
         for (int i = 0; i < 2; ++i)
 #pragma unroll
@@ -414,11 +423,12 @@ __global__ void __launch_bounds__(Product<T>::kThreads, Product<T>::kBlocksPerSm
 // 0.0735, 0.1146, 0.0597 ms against 0.0766, 0.0812, 0.0927, 0.0600, the benchmark row 0.0600 against
 // 0.0540. At 120 to 165 TFLOP/s it stays far below the tensor cores' rate; not profiled yet (two
 // blocks of 128 registers leave 16 warps a multiprocessor to cover two barriers a chunk, and the
-// 56x56 row's tiles are 12.5% idle columns). Deeper K (320 channels and more)
-// and few pixels run 2x slower than im2col + cuBLAS, whose GEMM splits better (the caller keeps
-// those there). Tried and not kept: three blocks per multiprocessor (80 registers, spills: bench
-// row 0.0700 ms); 256-pixel tiles with 64 x 32 warp tiles (bench row 0.0684); A fragments read as
-// 16-bit values straight from the raw planes, no spread (0.0629 with two blocks, 0.0744 with three).
+// 56x56 row's tiles are 12.5% idle columns). Deeper K (320 channels and more) and few pixels run 2x
+// slower than im2col + cuBLAS, whose GEMM splits better: tile_conv_fits leaves K above 1152 (128
+// channels of 3 x 3 taps; 2304 measured about even) to the paths before it. Tried and not kept: three blocks per
+// multiprocessor (80 registers, spills: bench row 0.0700 ms); 256-pixel tiles with 64 x 32 warp tiles (bench row
+// 0.0684); A fragments read as 16-bit values straight from the raw planes, no spread (0.0629 with two blocks, 0.0744
+// with three).
 constexpr int kTileC = 16, kTileTaps = 3, kLdW = kBN + 8, kLdH = kTileC + 8;
 
 template <int TW>
@@ -519,15 +529,10 @@ __global__ void __launch_bounds__(256, 2)
       const unsigned toff = static_cast<unsigned>((i * S::HW + j) * kLdH * 2);
       uint32_t fa[2][4], fb[4][2];
 #pragma unroll
-      for (int f = 0; f < 2; ++f)
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                     : "=r"(fa[f][0]), "=r"(fa[f][1]), "=r"(fa[f][2]), "=r"(fa[f][3])
-                     : "r"(a_lane[f] + toff));
+      for (int f = 0; f < 2; ++f) ldmatrix_x4(fa[f], a_lane[f] + toff);
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh)
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                     : "=r"(fb[2 * hh][0]), "=r"(fb[2 * hh][1]), "=r"(fb[2 * hh + 1][0]), "=r"(fb[2 * hh + 1][1])
-                     : "r"(wb + static_cast<unsigned>((tp * kTileC * kLdW + hh * 16) * 2)));
+        ldmatrix_x4_trans(fb[2 * hh], fb[2 * hh + 1], wb + static_cast<unsigned>((tp * kTileC * kLdW + hh * 16) * 2));
 #pragma unroll
       for (int f = 0; f < 2; ++f)
 #pragma unroll
@@ -700,7 +705,7 @@ bool tile_conv_fits(DType t, int device, int64_t shared_per_block, int64_t n, in
   if (t != DType::BF16 && t != DType::F16) return false;
   const int64_t cg = c_in / groups, cog = c_out / groups;
   if (stride[0] != 1 || stride[1] != 1 || dil[0] != 1 || dil[1] != 1 || kh < 1 || kw < 1 || kh > kTileTaps ||
-      kw > kTileTaps || pad[0] < 0 || pad[1] < 0 || cg < 1 || cog < 1 || cog % vec != 0)
+      kw > kTileTaps || pad[0] < 0 || pad[1] < 0 || cg < 8 || cg * kh * kw > 1152 || cog < 1 || cog % vec != 0)
     return false;
   if (x_nchw[3] != 1 || w % vec != 0 || x_nchw[0] % vec != 0 || x_nchw[1] % vec != 0 || x_nchw[2] % vec != 0 ||
       !aligned_to(x, 16))

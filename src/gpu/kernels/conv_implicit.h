@@ -81,8 +81,10 @@ struct TileConv {
 // Whether the tiled kernel takes this convolution of `t` on `device` (whose opt-in shared memory
 // per block is shared_per_block), with x at `x` (strides x_nchw) and out's strides out_nchw: bf16
 // or f16 where the kernel was compiled for tensor cores (CUDA sm_80+), stride and dilation 1, at
-// most 3 x 3 taps, output channels per group in whole 16-byte vectors, x's rows contiguous,
-// 16-byte aligned and a whole number of vectors long; fills `a` when it does.
+// most 3 x 3 taps, 8 or more input channels per group and K (those times the taps) up to 1152,
+// output channels per group in whole 16-byte vectors, x's rows contiguous, 16-byte aligned and a
+// whole number of vectors long, and tiles at least three quarters inside the output; fills `a` when
+// it does.
 bool tile_conv_fits(DType t, int device, int64_t shared_per_block, int64_t n, int64_t c_in, int64_t h, int64_t w,
                     int64_t c_out, int64_t kh, int64_t kw, int64_t oh, int64_t ow, const int64_t stride[2],
                     const int64_t pad[2], const int64_t dil[2], int64_t groups, const void* x, const int64_t x_nchw[4],
