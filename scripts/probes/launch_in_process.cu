@@ -12,7 +12,11 @@
 // matters. Then lists, through CUPTI's callbacks, which runtime and driver calls each op makes.
 // On the H100 machine (bare launch 2.8-3.5 us): wick's add 3.7-4.2 us, a reshape (no launch)
 // 0.13 us; the add calls cudaGetDevice and cudaGetLastError besides the launch, and a bare launch
-// followed by cudaGetLastError costs no more than one without.
+// followed by cudaGetLastError costs no more than one without. Session 23, two lent hosts: bare
+// 4.0-4.25 us against wick's add 5.45-5.59 on one, bare 5.31-5.90 against 5.88-7.46 on the other
+// (chains of one process alternating); there, apart: cudaGetDevice 0.08 us, cudaGetLastError 0.06,
+// a bare launch between the two 5.44, wick's empty [16] from the block cache 0.28, wick's add of 16
+// floats on the CPU (the whole front end and a CPU kernel) 0.47.
 #include <cuda_runtime.h>
 #include <cupti.h>
 
@@ -31,6 +35,19 @@ namespace {
 __global__ void add16(float* y, const float* a, const float* b, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] = a[i] + b[i];
+}
+
+// The same add behind 64 bytes of parameters, about what wick's flat map kernel takes.
+struct Wide {
+  float* y;
+  const float* a;
+  const float* b;
+  long long n, base, pad[2];
+  unsigned bcast;
+};
+__global__ void add16_wide(Wide w) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < w.n) w.y[i] = w.a[i] + w.b[i];
 }
 
 using Clock = std::chrono::steady_clock;
@@ -126,6 +143,29 @@ int main() {
   wick::Tensor view = x;
   auto views = [&] { view = x.reshape({4, 4}); };
   print("wick reshape (no launch)", time_chain(1000, views, wick_sync));
+  // The pieces of an op besides its launch, each alone.
+  auto empties = [&] { view = wick::Tensor::empty({16}, wick::DType::F32, d); };
+  print("wick empty [16] (block cache)", time_chain(1000, empties, wick_sync));
+  int dev = -1;
+  auto get_device = [&] { (void)cudaGetDevice(&dev); };
+  print("cudaGetDevice", time_chain(1000, get_device, bare_sync));
+  auto last_error = [&] { (void)cudaGetLastError(); };
+  print("cudaGetLastError", time_chain(1000, last_error, bare_sync));
+  auto bare_like_wick = [&] {
+    (void)cudaGetDevice(&dev);
+    add16<<<1, 128, 0, s>>>(y, a, b, 16);
+    (void)cudaGetLastError();
+  };
+  print("cudaGetDevice + bare + cudaGetLastError", time_chain(1000, bare_like_wick, bare_sync));
+  const Wide w{y, a, b, 16, 0, {0, 0}, 0};
+  auto wide = [&] { add16_wide<<<1, 128, 0, s>>>(w); };
+  print("bare, 64 bytes of parameters", time_chain(1000, wide, bare_sync));
+  const wick::Device cpu = wick::Device::cpu();
+  const wick::Tensor xc = wick::Tensor::rand_uniform({16}, wick::DType::F32, 0, 1, cpu);
+  wick::Tensor accc = xc;
+  auto cpu_chain = [&] { accc = accc.add(xc); };
+  print("wick add on the cpu", time_chain(1000, cpu_chain, [] {}));
+  print("wick add, last", time_chain(1000, chain, wick_sync));
 
   CUpti_SubscriberHandle sub;
   if (cuptiSubscribe(&sub, on_api, nullptr) != CUPTI_SUCCESS) return 1;

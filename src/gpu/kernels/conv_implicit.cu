@@ -408,10 +408,13 @@ __global__ void __launch_bounds__(Product<T>::kThreads, Product<T>::kBlocksPerSm
 //   1. issue: the tile's raw halo, HR = TH + 2 rows of 16 channel planes, copied from x as it lies
 //      (cp.async, 16-byte vectors, zero outside the image; a row is read from the 16-byte boundary
 //      before its first column, so the halo starts `lead` elements into its shared row), and the
-//      chunk's [taps * 16, 64] weights. Two stages: chunk ch + 1's copies fly while ch is used.
-//   2. spread: the raw halo into a channels-last one, [HR * HW pixels][16 channels, padded to
-//      kLdH], each thread a pair of channel planes by 8 columns (two 16-byte reads, eight 4-byte
-//      writes); rows of 48 bytes keep the eight rows an ldmatrix phase reads in distinct banks.
+//      chunk's [taps * 16, 64] weights. Each thread's vectors (row, column, tap) are the same in
+//      every chunk, so their offsets and bounds are worked out once. Two stages: chunk ch + 1's
+//      copies fly while ch is used.
+//   2. spread: the raw halo into a channels-last one, [HR * RS pixels][16 channels, padded to kLdH],
+//      by transposing ldmatrix (8 planes' 16-byte vectors in, each lane's pixel's channel pair out);
+//      every raw column is kept, so nothing is tested; rows of 48 bytes keep the eight rows an
+//      ldmatrix phase reads or writes in distinct banks.
 //   3. compute: each tap (i, j) is one k16 step of Mma's tensor-core product (its warps of 32 x 32,
 //      fragments and accumulators), A read with ldmatrix from the halo shifted by i rows and j
 //      pixels, B with ldmatrix as in Mma.
@@ -419,31 +422,41 @@ __global__ void __launch_bounds__(Product<T>::kThreads, Product<T>::kBlocksPerSm
 // bf16, N C H W -> C_out, against the implicit GEMM or im2col + cuBLAS before it): [32, 64, 56, 56]
 // -> 64 0.0666 against 0.0675 ms (the benchmark row 0.0587 against 0.0602-0.0607), [8, 64, 128,
 // 128] -> 64 0.0744 against 0.0880, [1, 128, 256, 256] -> 128 0.1185 against 0.1397, [32, 128, 28,
-// 28] -> 128 0.0604 against 0.0625; in a later run of the final code with torch (cuDNN): 0.0647,
-// 0.0735, 0.1146, 0.0597 ms against 0.0766, 0.0812, 0.0927, 0.0600, the benchmark row 0.0600 against
-// 0.0540. At 120 to 165 TFLOP/s it stays far below the tensor cores' rate; not profiled yet (two
-// blocks of 128 registers leave 16 warps a multiprocessor to cover two barriers a chunk, and the
-// 56x56 row's tiles are 12.5% idle columns). Deeper K (320 channels and more) and few pixels run 2x
-// slower than im2col + cuBLAS, whose GEMM splits better: tile_conv_fits leaves K above 1152 (128
-// channels of 3 x 3 taps; 2304 measured about even) to the paths before it. Tried and not kept: three blocks per
-// multiprocessor (80 registers, spills: bench row 0.0700 ms); 256-pixel tiles with 64 x 32 warp tiles (bench row
-// 0.0684); A fragments read as 16-bit values straight from the raw planes, no spread (0.0629 with two blocks, 0.0744
-// with three).
+// 28] -> 128 0.0604 against 0.0625; in a later run of that code with torch (cuDNN): 0.0647, 0.0735,
+// 0.1146, 0.0597 ms against 0.0766, 0.0812, 0.0927, 0.0600, the benchmark row 0.0600 against 0.0540.
+// Under ncu (session 23, bench shape) that version ran at 2.1 instructions a cycle with 0.95 eligible
+// warps a scheduler (16 warps a multiprocessor; 128 registers, 4 bytes spilled), L1 67% busy, and
+// issued 13.7 instructions per MMA: the copies' index arithmetic and the spread's 16-byte reads,
+// packing and tested 4-byte writes were most of them. cuDNN's own kernel for that shape (an sm90
+// wgmma implicit GEMM on NHWC) took 31.8 us, beside 32 us of NCHW <-> NHWC transposes. The hoisted
+// copies and the ldmatrix spread (no spills now): benchmark row 0.0594-0.0599 -> 0.0574 ms, probe
+// [32, 64, 56, 56] 0.0673-0.0682 -> 0.0610-0.0655, [1, 128, 256, 256] 0.1193-0.1200 -> 0.1139-0.1154
+// (three A/B runs in one process each). At 110 to 170 TFLOP/s it stays far below the tensor cores'
+// rate. Deeper K (320 channels and more) and few pixels run 2x slower than im2col + cuBLAS, whose
+// GEMM splits better: tile_conv_fits leaves K above 1152 (128 channels of 3 x 3 taps; 2304 measured
+// about even) to the paths before it. Tried and not kept (benchmark row, ms): three blocks per
+// multiprocessor (80 registers, spills: 0.0700); 256-pixel tiles with 64 x 32 warp tiles (0.0684); A
+// fragments read as 16-bit values straight from the raw planes, no spread (0.0629 with two blocks,
+// 0.0744 with three); warps of 64 pixels x 16 channels that load each tap column's A matrices once
+// for all tap rows (a third fewer ldmatrix: 0.0669, and 0.0727 with 8-wide tiles); two halos and one
+// barrier a chunk, the spread of chunk ch + 1 beside the product of ch (0.0595).
 constexpr int kTileC = 16, kTileTaps = 3, kLdW = kBN + 8, kLdH = kTileC + 8;
 
 template <int TW>
 struct TileShape {
-  static constexpr int TH = kBM / TW, HR = TH + kTileTaps - 1, HW = TW + kTileTaps - 1;
-  static constexpr int RS = TW + 16;  // a raw halo row: HW columns from `lead` < 8 on, whole vectors
+  static constexpr int TH = kBM / TW, HR = TH + kTileTaps - 1;
+  static constexpr int RS = TW + 16;  // a raw halo row: TW + 2 columns from `lead` < 8 on, whole vectors
   static constexpr int PS = HR * RS + (40 - HR * RS % 32) % 32;  // raw channel planes: PS = 8 (mod 32)
   static constexpr int kRaw = kTileC * PS, kWeights = kTileTaps * kTileTaps * kTileC * kLdW;
   static constexpr int kStage = kRaw + kWeights;  // elements
-  static constexpr int kHalo = HR * HW * kLdH;    // the channels-last halo, after the two stages
+  static constexpr int kHalo = HR * RS * kLdH;    // the channels-last halo, after the two stages
   static constexpr int64_t bytes(int elem) {
     const int64_t tiles = (2 * int64_t{kStage} + kHalo) * elem, sums = int64_t{kBN} * kLdC * 4;
     return tiles > sums ? tiles : sums;
   }
   static_assert(PS % 32 == 8 && PS >= HR * RS && kRaw % 8 == 0 && TH * TW == kBM);
+  static constexpr int kUnits = HR * (RS / 8);  // 16-byte vectors of one raw channel plane
+  static_assert(kUnits % 2 == 0);               // the spread's ldmatrix x4 takes two units' channel octets
 };
 
 // Built for tensor cores only (the host checks the compiled version, tile_compiled); elsewhere the
@@ -454,9 +467,9 @@ __global__ void __launch_bounds__(256, 2)
 #if defined(WICK_GPU_SM80)
   using S = TileShape<TW>;
   using Acc = typename Mma<T>::Acc;
-  constexpr int kThreads = 256, kRowVecs = S::RS / 8, kRawVecs = kTileC * S::HR * kRowVecs;
+  constexpr int kThreads = 256, kRowVecs = S::RS / 8;
   extern __shared__ __align__(128) unsigned char tile_smem[];
-  // [2][raw halo [kTileC][PS], weights [taps * kTileC][kLdW]], then the halo [HR * HW][kLdH]
+  // [2][raw halo [kTileC][PS], weights [taps * kTileC][kLdW]], then the halo [HR * RS][kLdH]
   T* const st = reinterpret_cast<T*>(tile_smem);
   T* const halo = st + 2 * S::kStage;
   float* const cs = reinterpret_cast<float*>(tile_smem);  // [kBN][kLdC], after the last chunk
@@ -473,40 +486,51 @@ __global__ void __launch_bounds__(256, 2)
   const int taps = a.kh * a.kw;
   const T* const wg = wt + static_cast<int64_t>(gi) * taps * a.cg * a.cog + n0;
 
+  // The copies of a chunk (step 1). Thread tid copies vector `unit` (row r, vector v) of the raw
+  // planes tid / kUnits + k * kUnitSpan, and weight vectors (channel wc, columns wcb on) of the taps
+  // tid / kWeightsPerTap + k * kTapSpan: offsets and bounds fixed for the block, computed here once.
+  constexpr int kUnitSpan = kThreads / S::kUnits, kWeightsPerTap = kTileC * (kBN / 8);
+  constexpr int kTapSpan = kThreads / kWeightsPerTap;
+  static_assert(kUnitSpan >= 1 && kThreads % kWeightsPerTap == 0);
+  const int unit = tid % S::kUnits, plane0 = tid / S::kUnits;
+  const int unit_dst = unit / kRowVecs * S::RS + unit % kRowVecs * 8;
+  const int iy = row0 + unit / kRowVecs, ix = col0 + unit % kRowVecs * 8;
+  const bool unit_in =
+      static_cast<unsigned>(iy) < static_cast<unsigned>(a.h) && static_cast<unsigned>(ix) < static_cast<unsigned>(a.w);
+  const T* const unit_src = xs + (unit_in ? static_cast<int64_t>(iy) * a.x_h + ix : 0);
+  const int wc = tid / (kBN / 8) % kTileC, wcb = tid % (kBN / 8) * 8;
+  const bool w_in = n0 + wcb < a.cog;
+  const T* const w_src = wg + static_cast<int64_t>(wc) * a.cog + wcb;
+  const int64_t tap_step = static_cast<int64_t>(a.cg) * a.cog;
   auto issue = [&](int c0, T* stage) {
-    for (int q = tid; q < kRawVecs; q += kThreads) {
-      const int v = q % kRowVecs, r = q / kRowVecs % S::HR, c = q / (kRowVecs * S::HR);
-      const int iy = row0 + r, ix = col0 + v * 8;
-      const bool in = c0 + c < a.cg && static_cast<unsigned>(iy) < static_cast<unsigned>(a.h) &&
-                      static_cast<unsigned>(ix) < static_cast<unsigned>(a.w);
-      const T* const src = in ? xs + static_cast<int64_t>(c0 + c) * a.x_c + static_cast<int64_t>(iy) * a.x_h + ix : x;
-      copy_async<16>(stage + c * S::PS + r * S::RS + v * 8, src, in);
-    }
-    T* const ws = stage + S::kRaw;
-    for (int q = tid; q < taps * kTileC * (kBN / 8); q += kThreads) {
-      const int k = q / (kBN / 8), cb = q % (kBN / 8) * 8, tp = k / kTileC, c = k % kTileC;
-      const bool in = c0 + c < a.cg && n0 + cb < a.cog;
-      const T* const src = in ? wg + (static_cast<int64_t>(tp) * a.cg + c0 + c) * a.cog + cb : wt;
-      copy_async<16>(ws + k * kLdW + cb, src, in);
-    }
+    if (plane0 < kUnitSpan)
+      for (int c = plane0; c < kTileC; c += kUnitSpan) {
+        const bool in = unit_in && c0 + c < a.cg;
+        copy_async<16>(stage + c * S::PS + unit_dst, in ? unit_src + static_cast<int64_t>(c0 + c) * a.x_c : x, in);
+      }
+    T* const ws = stage + S::kRaw + wc * kLdW + wcb;
+    const bool in = w_in && c0 + wc < a.cg;
+    const T* const src = w_src + static_cast<int64_t>(c0) * a.cog;
+    for (int tp = tid / kWeightsPerTap; tp < taps; tp += kTapSpan)
+      copy_async<16>(ws + tp * kTileC * kLdW, in ? src + tp * tap_step : wt, in);
   };
-  // The raw halo of a stage into `halo`, channels-last: thread unit (channel pair cp, row r, raw
-  // vector v) reads 8 columns of two planes and writes their pixels' channel pairs. Lanes take cp
-  // fastest, then r: rows HW * kLdH elements apart, a multiple of 8 banks apart mod 32, keep the
-  // eight-lane groups' stores in distinct banks.
+  // The raw halo of a stage into `halo`, channels-last (step 2), with transposing ldmatrix: matrix
+  // (unit u, channel octet o) has the rows of channels 8o .. 8o + 7 at vector u, and comes out as
+  // lane l's pixel l / 4 of the vector with channels 8o + 2 (l % 4) and the next, one 4-byte word.
+  // The halo keeps every raw column (RS a row), so no column is tested; the products start `lead`
+  // columns in. Rows of kLdH elements keep both the ldmatrix reads (planes PS = 8 mod 32 apart) and
+  // the stores (8 pixels 48 bytes apart) in distinct banks.
   auto spread = [&](const T* stage) {
-    for (int q = tid; q < (kTileC / 2) * S::HR * kRowVecs; q += kThreads) {
-      const int cp = q % (kTileC / 2), r = q / (kTileC / 2) % S::HR, v = q / ((kTileC / 2) * S::HR);
-      const Vec<uint16_t, 8> lo =
-          *reinterpret_cast<const Vec<uint16_t, 8>*>(stage + 2 * cp * S::PS + r * S::RS + v * 8);
-      const Vec<uint16_t, 8> hi =
-          *reinterpret_cast<const Vec<uint16_t, 8>*>(stage + (2 * cp + 1) * S::PS + r * S::RS + v * 8);
+    for (int g = w; g < S::kUnits / 2; g += kThreads / 32) {
+      const int mi = 4 * g + lane / 8, u = mi / 2, o = mi % 2;
+      uint32_t r[2][2];
+      ldmatrix_x4_trans(r[0], r[1],
+                        smem_addr(stage + (o * 8 + lane % 8) * S::PS + u / kRowVecs * S::RS + u % kRowVecs * 8));
 #pragma unroll
-      for (int e = 0; e < 8; ++e) {
-        const int hc = v * 8 + e - lead;
-        if (hc >= 0 && hc < S::HW)
-          *reinterpret_cast<uint32_t*>(halo + (r * S::HW + hc) * kLdH + 2 * cp) = uint32_t{lo.v[e]} | uint32_t{hi.v[e]}
-                                                                                                          << 16;
+      for (int q = 0; q < 4; ++q) {
+        const int uq = (4 * g + q) / 2, oq = q % 2;
+        *reinterpret_cast<uint32_t*>(halo + (uq / kRowVecs * S::RS + uq % kRowVecs * 8 + lane / 4) * kLdH + oq * 8 +
+                                     2 * (lane % 4)) = r[q / 2][q % 2];
       }
     }
   };
@@ -518,7 +542,7 @@ __global__ void __launch_bounds__(256, 2)
 #pragma unroll
   for (int f = 0; f < 2; ++f) {
     const int m = wm * 32 + f * 16 + (lane & 15);
-    a_lane[f] = smem_addr(halo + ((m / TW) * S::HW + m % TW) * kLdH + (lane >> 4) * 8);
+    a_lane[f] = smem_addr(halo + ((m / TW) * S::RS + m % TW + lead) * kLdH + (lane >> 4) * 8);
   }
   const unsigned b_lane = static_cast<unsigned>(((lane & 15) * kLdW + wn * 32 + (lane >> 4) * 8) * 2);
   Acc acc;
@@ -526,7 +550,7 @@ __global__ void __launch_bounds__(256, 2)
   auto compute = [&](const T* stage) {
     const unsigned wb = smem_addr(stage + S::kRaw) + b_lane;
     for (int tp = 0, i = 0, j = 0; tp < taps; ++tp) {
-      const unsigned toff = static_cast<unsigned>((i * S::HW + j) * kLdH * 2);
+      const unsigned toff = static_cast<unsigned>((i * S::RS + j) * kLdH * 2);
       uint32_t fa[2][4], fb[4][2];
 #pragma unroll
       for (int f = 0; f < 2; ++f) ldmatrix_x4(fa[f], a_lane[f] + toff);
