@@ -455,7 +455,7 @@ struct TileShape {
     return tiles > sums ? tiles : sums;
   }
   static_assert(PS % 32 == 8 && PS >= HR * RS && kRaw % 8 == 0 && TH * TW == kBM);
-  static constexpr int kUnits = HR * (RS / 8);  // 16-byte vectors of one raw channel plane
+  static constexpr int kRowVecs = RS / 8, kUnits = HR * kRowVecs;  // 16-byte vectors of a raw row, plane
   static_assert(kUnits % 2 == 0);               // the spread's ldmatrix x4 takes two units' channel octets
 };
 
@@ -467,7 +467,7 @@ __global__ void __launch_bounds__(256, 2)
 #if defined(WICK_GPU_SM80)
   using S = TileShape<TW>;
   using Acc = typename Mma<T>::Acc;
-  constexpr int kThreads = 256, kRowVecs = S::RS / 8;
+  constexpr int kThreads = 256, kRowVecs = S::kRowVecs;
   extern __shared__ __align__(128) unsigned char tile_smem[];
   // [2][raw halo [kTileC][PS], weights [taps * kTileC][kLdW]], then the halo [HR * RS][kLdH]
   T* const st = reinterpret_cast<T*>(tile_smem);
@@ -712,10 +712,16 @@ int tile_width(int64_t oh, int64_t ow) {
   return best;
 }
 
+// f.template operator()<TW>() for the tile width tw (8, 16 or 32) as a constant.
+template <class F>
+decltype(auto) with_tile_width(int tw, F&& f) {
+  if (tw == 8) return f.template operator()<8>();
+  if (tw == 16) return f.template operator()<16>();
+  return f.template operator()<32>();
+}
+
 int64_t tile_smem_bytes(int tw, int64_t elem) {
-  return tw == 8    ? TileShape<8>::bytes(static_cast<int>(elem))
-         : tw == 16 ? TileShape<16>::bytes(static_cast<int>(elem))
-                    : TileShape<32>::bytes(static_cast<int>(elem));
+  return with_tile_width(tw, [&]<int TW>() { return TileShape<TW>::bytes(static_cast<int>(elem)); });
 }
 
 }  // namespace
@@ -774,19 +780,13 @@ void conv_tile(const LaunchCtx& ctx, DType t, const void* x, const void* wt, voi
   cpu::dispatch_in<dtype_bit(DType::BF16) | dtype_bit(DType::F16)>(
       t,
       [&]<class T>() {
-        auto launch = [&]<int TW>() {
+        with_tile_width(a.tw, [&]<int TW>() {
           const auto kernel = conv_tile_kernel<T, TW>;
           const int64_t bytes = TileShape<TW>::bytes(static_cast<int>(sizeof(T)));
           gpu::allow_dynamic_shared(reinterpret_cast<const void*>(kernel), bytes, ctx.op, ctx.device);
           kernel<<<grid, 256, static_cast<size_t>(bytes), st>>>(static_cast<const T*>(x), static_cast<const T*>(wt),
                                                                 static_cast<T*>(out), a);
-        };
-        if (a.tw == 8)
-          launch.template operator()<8>();
-        else if (a.tw == 16)
-          launch.template operator()<16>();
-        else
-          launch.template operator()<32>();
+        });
       },
       ctx.op);
   gpu::check_launch(ctx.op, ctx.device);
