@@ -266,6 +266,55 @@ TEST_P(MatmulTest, MatrixVectorProductsAgainstF64) {
   }
 }
 
+// Products of a few vectors (Note [CPU matrix-vector products]): x [v, k] against a matrix in
+// both orientations (W^T with W stored [n, k], W stored [k, n], each also column-major), folded
+// batches of single rows, strided vectors, against f64, up to past the vector kernels' limits; and
+// on the CPU, within those limits (8 vectors for dot products of rows, 4 for sums of columns of a
+// 16-bit matrix, 1 of an f32 one), each vector's row of the result bit for bit the product of that
+// vector alone.
+TEST_P(MatmulTest, FewVectorProductsAgainstF64AndEachAlone) {
+  const Device d = GetParam();
+  for (DType t : {DType::BF16, DType::F16, DType::F32}) {
+    const std::string tn(dtype_name(t));
+    auto randu = [&](const Shape& s) { return Tensor::rand_uniform(s, DType::F32, -1, 1, d).to_dtype(t); };
+    for (const int64_t k : {5, 16, 300}) {
+      const int64_t n = 150;  // a run of 128 outputs and a tail
+      const Tensor w = randu({n, k}), wk = randu({k, n});
+      for (const int64_t v : {2, 3, 4, 5, 8, 9}) {
+        const std::string vk = tn + " vectors " + std::to_string(v) + " k " + std::to_string(k);
+        const Tensor x = randu({v, k});
+        const Tensor xs = randu({v, 2 * k}).narrow(1, 1, k);  // rows with a gap
+        const Tensor xc = x.t().contiguous().t();             // column-major vectors
+        const int64_t cols_limit = t == DType::F32 ? 1 : 4;
+        const struct {
+          std::string what;
+          Tensor b;
+          int64_t limit;  // vectors the CPU's kernel takes together
+        } mats[] = {{"W^T", w.t(), 8},
+                    {"W [k, n]", wk, cols_limit},
+                    {"W^T column-major", w.t().contiguous(), cols_limit},
+                    {"W [k, n] column-major", wk.t().contiguous().t(), 8}};
+        for (const auto& mat : mats) {
+          expect_matmul_close(x, mat.b, vk + " x @ " + mat.what);
+          expect_matmul_close(xs, mat.b, vk + " strided x @ " + mat.what);
+          expect_matmul_close(xc, mat.b, vk + " column-major x @ " + mat.what);
+          expect_matmul_close(mat.b.t(), x.t(), vk + " " + mat.what + "^T @ x^T");
+          const Tensor folded = x.unsqueeze(1).matmul(mat.b);  // [v, 1, n]: batches of one row, folded
+          ASSERT_EQ(folded.shape(), Shape({v, 1, n})) << vk;
+          testing::expect_product_close(folded.reshape({v, n}), x, mat.b);
+          if (d.is_cpu() && v <= mat.limit) {
+            const Tensor all = x.matmul(mat.b);
+            for (int64_t j = 0; j < v; ++j)
+              ASSERT_EQ(testing::bytes_of(all.select(0, j).contiguous()),
+                        testing::bytes_of(x.select(0, j).matmul(mat.b)))
+                  << vk << " " << mat.what << " vector " << j;
+          }
+        }
+      }
+    }
+  }
+}
+
 WICK_INSTANTIATE_DEVICES(MatmulTest);
 
 }  // namespace

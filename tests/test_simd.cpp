@@ -324,7 +324,9 @@ TEST(CpuSimd, RowHelpers) {
 
 // The matrix-vector kernels against their documented order, in scalar code, on every level: dot_*
 // (Note [Row dot products]) as sum16_f32 over the products, axpy_* (Note [Column dot products]) in
-// the order of k. Values over 2^20 of range, so that another order would give other bits.
+// the order of k, each output on its own whatever the number of vectors taken together (1, and
+// counts that leave part groups, pass several chunks of the column kernel and its batch of 16).
+// Values over 2^20 of range, so that another order would give other bits.
 TEST(CpuSimd, MatrixVectorKernelsFollowTheirOrder) {
   std::mt19937 rng(11);
   std::normal_distribution<float> nd(0.0f, 1.0f);
@@ -334,48 +336,56 @@ TEST(CpuSimd, MatrixVectorKernelsFollowTheirOrder) {
       return type == 0 ? bf16::to_f32(bf16::from_f32(v)) : type == 1 ? f16::to_f32(f16::from_f32(v)) : v;
     };
     for (int64_t k : {0, 1, 7, 15, 16, 17, 33, 100, 1000}) {
-      for (int64_t rows : {1, 2, 3, 5, 9, 31, 70}) {
-        for (bool cols : {false, true}) {
-          // dot: rows of k with a gap (lda = k + 3); axpy: k rows of `rows` outputs (lda = rows + 2)
-          const int64_t lda = cols ? rows + 2 : k + 3;
-          const int64_t size = cols ? k * lda : rows * lda;
-          std::vector<float> a(static_cast<size_t>(size)), x(static_cast<size_t>(k));
-          for (float& v : a) v = widen(value());
-          for (float& v : x) v = value();
-          std::vector<uint16_t> a16(a.size());
-          for (size_t i = 0; i < a.size(); ++i) a16[i] = type == 0 ? bf16::from_f32(a[i]) : f16::from_f32(a[i]);
-          std::vector<float> want(static_cast<size_t>(rows));
-          for (int64_t r = 0; r < rows; ++r) {
-            auto at = [&](int64_t i) { return a[static_cast<size_t>(cols ? i * lda + r : r * lda + i)]; };
-            float acc = 0;
-            if (cols) {
-              for (int64_t i = 0; i < k; ++i) acc += at(i) * x[static_cast<size_t>(i)];
-            } else {
-              float lane[16] = {};
-              int64_t i = 0;
-              for (; i + 16 <= k; i += 16)
-                for (int l = 0; l < 16; ++l) lane[l] += at(i + l) * x[static_cast<size_t>(i + l)];
-              for (; i < k; ++i) acc += at(i) * x[static_cast<size_t>(i)];
-              for (int w = 8; w > 0; w /= 2)
-                for (int l = 0; l < w; ++l) lane[l] += lane[l + w];
-              acc = lane[0] + acc;
+      for (int64_t rows : {1, 2, 3, 5, 9, 31, 70, 260}) {
+        for (int64_t nv : {1, 3, 6, 17}) {
+          if (rows == 260 && nv != 6) continue;  // (one size that holds two column runs of 128 f32)
+          for (bool cols : {false, true}) {
+            // dot: rows of k with a gap (lda = k + 3); axpy: k rows of `rows` outputs (lda = rows + 2);
+            // vectors k + 1 apart, outputs rows + 4 apart
+            const int64_t lda = cols ? rows + 2 : k + 3, ldx = k + 1, ldo = rows + 4;
+            const int64_t size = cols ? k * lda : rows * lda;
+            std::vector<float> a(static_cast<size_t>(size)), x(static_cast<size_t>(nv * ldx));
+            for (float& v : a) v = widen(value());
+            for (float& v : x) v = value();
+            std::vector<uint16_t> a16(a.size());
+            for (size_t i = 0; i < a.size(); ++i) a16[i] = type == 0 ? bf16::from_f32(a[i]) : f16::from_f32(a[i]);
+            std::vector<float> want(static_cast<size_t>(nv * ldo), -1.0f);
+            for (int64_t j = 0; j < nv; ++j)
+              for (int64_t r = 0; r < rows; ++r) {
+                auto at = [&](int64_t i) { return a[static_cast<size_t>(cols ? i * lda + r : r * lda + i)]; };
+                auto xj = [&](int64_t i) { return x[static_cast<size_t>(j * ldx + i)]; };
+                float acc = 0;
+                if (cols) {
+                  for (int64_t i = 0; i < k; ++i) acc += at(i) * xj(i);
+                } else {
+                  float lane[16] = {};
+                  int64_t i = 0;
+                  for (; i + 16 <= k; i += 16)
+                    for (int l = 0; l < 16; ++l) lane[l] += at(i + l) * xj(i + l);
+                  for (; i < k; ++i) acc += at(i) * xj(i);
+                  for (int w = 8; w > 0; w /= 2)
+                    for (int l = 0; l < w; ++l) lane[l] += lane[l + w];
+                  acc = lane[0] + acc;
+                }
+                want[static_cast<size_t>(j * ldo + r)] = acc;
+              }
+            for (simd::Isa isa : levels()) {
+              SCOPED_TRACE(std::string(simd::isa_name(isa)) + " type " + std::to_string(type) + " k " +
+                           std::to_string(k) + " rows " + std::to_string(rows) + " vectors " + std::to_string(nv) +
+                           (cols ? " axpy" : " dot"));
+              const simd::Kernels& kn = simd::kernels(isa);
+              std::vector<float> got(want.size(), -1.0f);
+              if (type == 2) {
+                (cols ? kn.axpy_f32 : kn.dot_f32)(a.data(), lda, rows, k, x.data(), ldx, nv, got.data(), ldo);
+              } else if (type == 1) {
+                (cols ? kn.axpy_f16 : kn.dot_f16)(a16.data(), lda, rows, k, x.data(), ldx, nv, got.data(), ldo);
+              } else {
+                (cols ? kn.axpy_bf16 : kn.dot_bf16)(a16.data(), lda, rows, k, x.data(), ldx, nv, got.data(), ldo);
+              }
+              for (size_t i = 0; i < want.size(); ++i)  // (the gaps between outputs untouched: -1)
+                ASSERT_EQ(bits(got[i]), bits(want[i]))
+                    << "vector " << i / static_cast<size_t>(ldo) << " row " << i % static_cast<size_t>(ldo);
             }
-            want[static_cast<size_t>(r)] = acc;
-          }
-          for (simd::Isa isa : levels()) {
-            SCOPED_TRACE(std::string(simd::isa_name(isa)) + " type " + std::to_string(type) + " k " +
-                         std::to_string(k) + " rows " + std::to_string(rows) + (cols ? " axpy" : " dot"));
-            const simd::Kernels& kn = simd::kernels(isa);
-            std::vector<float> got(static_cast<size_t>(rows), -1.0f);
-            if (type == 2) {
-              (cols ? kn.axpy_f32 : kn.dot_f32)(a.data(), x.data(), got.data(), rows, lda, k);
-            } else if (type == 1) {
-              (cols ? kn.axpy_f16 : kn.dot_f16)(a16.data(), x.data(), got.data(), rows, lda, k);
-            } else {
-              (cols ? kn.axpy_bf16 : kn.dot_bf16)(a16.data(), x.data(), got.data(), rows, lda, k);
-            }
-            for (int64_t r = 0; r < rows; ++r)
-              ASSERT_EQ(bits(got[static_cast<size_t>(r)]), bits(want[static_cast<size_t>(r)])) << "row " << r;
           }
         }
       }

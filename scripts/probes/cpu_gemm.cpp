@@ -1,11 +1,11 @@
 // Times wick's CPU matmul (bf16, or the dtype named: f16, f32, f64) on the shapes of the CPU benchmark's matmul and bmm
-// rows and a few more (small k as in attention, skinny m as in LLM prefill, a batch of activations against one weight:
-// shared b, a 2-d operand; b = W^T of a row-major W; batches of small products); scripts/probes/cpu_gemm.py times the
-// same with PyTorch. Median of 50 runs after 5 warm-ups, a steady clock around each call (the CPU backend is
-// synchronous). With the CPU build of wick in B:
+// rows and a few more (small k as in attention, skinny m as in LLM prefill and batched decoding, a batch of activations
+// against one weight: shared b, a 2-d operand; b = W^T of a row-major W; batches of small products);
+// scripts/probes/cpu_gemm.py times the same with PyTorch. Median of 50 runs after 5 warm-ups, a steady clock around
+// each call (the CPU backend is synchronous). With the CPU build of wick in B:
 //   L=$(awk '/^build wick:/{f=1} f&&/LINK_LIBRARIES/{sub(/.*LINK_LIBRARIES = /,""); print; exit}'
 //       $B/build.ninja | sed "s|libwick_check.a||; s|libwick.a|$B/libwick.a|")
-//   g++ -std=c++20 -O2 -Iinclude -o /tmp/cg scripts/probes/cpu_gemm.cpp $L && /tmp/cg [reps] [dtype]
+//   g++ -std=c++20 -O2 -Iinclude -o /tmp/cg scripts/probes/cpu_gemm.cpp $L && /tmp/cg [reps] [dtype] [skinny]
 // (each command on one line).
 #include <algorithm>
 #include <chrono>
@@ -29,15 +29,33 @@ int main(int argc, char** argv) {
     bool shared_b = false;
     bool b_transposed = false;  // b the transpose of a row-major [n, k] (a linear layer's weight)
   };
-  const Case cases[] = {{4, 1024, 128, 1024},     {1, 2048, 2048, 2048},
-                        {32, 512, 64, 512},       {16, 128, 128, 2048},
-                        {1, 64, 4096, 4096},      {1, 512, 4096, 4096},
-                        {64, 1024, 128, 1024},    {8, 64, 4096, 4096, true},
-                        {8, 1, 4096, 4096, true}, {1, 512, 4096, 4096, true, true},
-                        {10000, 8, 8, 8},         {2000, 16, 16, 16},
-                        {500, 32, 32, 32},        {100, 64, 64, 64},
-                        {1, 128, 128, 128},       {1, 256, 256, 256}};
+  const Case cases[] = {{4, 1024, 128, 1024},
+                        {1, 2048, 2048, 2048},
+                        {32, 512, 64, 512},
+                        {16, 128, 128, 2048},
+                        {1, 64, 4096, 4096},
+                        {1, 512, 4096, 4096},
+                        {64, 1024, 128, 1024},
+                        {8, 64, 4096, 4096, true},
+                        {8, 1, 4096, 4096, true},
+                        {1, 512, 4096, 4096, true, true},
+                        {10000, 8, 8, 8},
+                        {2000, 16, 16, 16},
+                        {500, 32, 32, 32},
+                        {100, 64, 64, 64},
+                        {1, 128, 128, 128},
+                        {1, 256, 256, 256},
+                        {1, 4, 4096, 4096},
+                        {1, 8, 4096, 4096},
+                        {1, 16, 4096, 4096},
+                        {1, 32, 4096, 4096},
+                        {1, 4, 4096, 4096, true, true},
+                        {1, 8, 4096, 4096, true, true},
+                        {1, 16, 4096, 4096, true, true}};
+  // "skinny" as the third argument: only the products of a few rows against a 4096 x 4096 matrix.
+  const bool skinny = argc > 3 && std::string(argv[3]) == "skinny";
   for (const Case& c : cases) {
+    if (skinny && !(c.b * c.m <= 32 && c.k == 4096)) continue;
     // Two input sets, alternated, as the benchmark rotates inputs that fit in its 50 MB.
     std::vector<wick::Tensor> as, bs;
     for (int s = 0; s < 2; ++s) {

@@ -278,43 +278,65 @@ std::function<GemmOf<T>(int64_t)> batch_products(const TensorArg& a, const Tenso
 // threads, each thread widening the x of its batches (threads may widen the same x: k elements
 // against at least kGrain of the matrix each). A matrix with neither unit stride, and f64, keep
 // the GEMM path.
+//
+// The same holds for a few vectors (n or m above 1: a batch of tokens against a weight, the batch
+// folded into m by Note [CPU matmul batch folding]): the kernels take the vectors together and
+// read the matrix once for all of them, where a GEMM packs it first (a copy written and read
+// again). Each output is the sum it would be with its vector alone, so a token's result does not
+// depend on the batch it came in. The vectors are widened together (nv * k floats a thread, at
+// most kMatVecFloats beyond one vector). How many pay, from 4096 x 4096 matrices on the lent
+// 16-core Xeon (scripts/probes/cpu_gemm.cpp "skinny", three rounds against the GEMM path and
+// PyTorch; ms): dot products of rows (x @ W^T, W stored [n, k] as a linear layer's weight) at 4
+// vectors f32 0.43-0.47 (GEMM 1.9-3.2, torch 0.73-0.76), bf16 0.24-0.33 (1.05-1.19, 0.43-0.51), at
+// 8 f32 0.70-0.76 (2.4-2.8, 1.0-1.9), bf16 0.48-0.59 (1.1-2.3, 0.38-0.54), at 16 no faster than the
+// GEMM (f32 1.19-1.45 against 1.15-1.66): up to kMatVecs. Sums of columns (W stored [k, n]) walk
+// the matrix's rows at its stride, kAxpyU * W elements at a time, and gain less: bf16 at 4 vectors
+// 0.29-0.34 (GEMM 0.51-0.73), at 8 0.50-0.60 (0.48-0.51); f32 at 4 0.80-1.03 (0.77-0.86). So up to
+// kMatVecCols vectors there for 16-bit matrices, and one for f32.
+constexpr int64_t kMatVecs = 8;
+constexpr int64_t kMatVecCols = 4;
+constexpr int64_t kMatVecFloats = int64_t{1} << 20;
+
 template <class T>
 bool matvec(const TensorArg& a, const TensorArg& b, const TensorArg& dst, const Shape& batch) {
   const size_t r = dst.layout.rank();
   const int64_t m = dst.layout.dim(r - 2), n = dst.layout.dim(r - 1), k = a.layout.dim(r - 1);
-  // The matrix as rows x k (a for y = A x, b^T for y^T = b^T a^T) and its strides; a dim of size 1
-  // never steps, so its stride is free.
+  // The matrix as rows x k (a for y = A x, b^T for y^T = b^T a^T), its strides and the number of
+  // vectors; a dim of size 1 never steps, so its stride is free. cols: sums of columns (else dot
+  // products of rows); `fits`: whether the kernel takes that many vectors.
   struct Form {
     bool trans;
-    int64_t rows, rs, cs;
+    int64_t rows, rs, cs, nv;
+    bool cols = false, fits = false;
   };
-  Form forms[2];
-  int nf = 0;
-  if (n == 1) forms[nf++] = {false, m, a.layout.stride(r - 2), a.layout.stride(r - 1)};
-  if (m == 1) forms[nf++] = {true, n, b.layout.stride(r - 1), b.layout.stride(r - 2)};
-  // Dot products of rows where either form allows them, else sums of columns.
-  const Form* form = nullptr;
-  bool cols = false;
-  for (int i = 0; i < nf && !form; ++i)
-    if (k <= 1 || forms[i].cs == 1) form = &forms[i];
-  for (int i = 0; i < nf && !form; ++i)
-    if (forms[i].rows <= 1 || forms[i].rs == 1) {
-      form = &forms[i];
-      cols = true;
-    }
+  Form forms[2] = {{false, m, a.layout.stride(r - 2), a.layout.stride(r - 1), n},
+                   {true, n, b.layout.stride(r - 1), b.layout.stride(r - 2), m}};
+  for (Form& f : forms) {
+    const bool dot = k <= 1 || f.cs == 1;
+    f.cols = !dot && (f.rows <= 1 || f.rs == 1);
+    const int64_t most = dot ? kMatVecs : f.cols && sizeof(T) == 2 ? kMatVecCols : 1;
+    f.fits = (dot || f.cols) && (f.nv == 1 || (f.nv <= most && f.nv * k <= kMatVecFloats));
+  }
+  // Dot products before sums of columns, then fewer vectors.
+  const auto better = [](const Form& p, const Form& q) { return p.cols != q.cols ? !p.cols : p.nv < q.nv; };
+  const Form* form = forms[0].fits && (!forms[1].fits || !better(forms[1], forms[0])) ? &forms[0]
+                     : forms[1].fits                                                  ? &forms[1]
+                                                                                      : nullptr;
+  if (!form) return false;
+  const bool cols = form->cols;
   const auto kernel = simd::matvec_kernel<T>(cols);
-  if (!form || !kernel) return false;
+  if (!kernel) return false;
   const bool trans = form->trans;
-  const int64_t rows = form->rows;
+  const int64_t rows = form->rows, nv = form->nv;
   const auto to_f32 = simd::converter<float, T>();
   const auto from_f32 = simd::converter<T, float>();
   parallel_for(batch.numel() * rows, row_grain(k), [&](int64_t i0, int64_t i1) {
     constexpr int64_t kBlock = 256;
-    float y[kBlock];
-    const Scratch<float> x = scratch<float>(k);
+    float y[kBlock * kMatVecs];
+    const Scratch<float> x = scratch<float>(nv * k);
     const T* last_v = nullptr;
     for (int64_t bi = i0 / rows; bi * rows < i1; ++bi) {
-      // The matrix (rows x k), the vector (k x 1) and the result (rows x 1) of batch bi.
+      // The matrix (rows x k), the vectors (k x nv) and the result (rows x nv) of batch bi.
       MatRef<const T> w = matrix<const T>(a, batch, bi), v = matrix<const T>(b, batch, bi);
       MatRef<T> out = matrix<T>(dst, batch, bi);
       if (trans) {
@@ -324,21 +346,29 @@ bool matvec(const TensorArg& a, const TensorArg& b, const TensorArg& dst, const 
         out = transposed(out);
       }
       if (v.p != last_v) {  // (a broadcast x repeats)
-        if (to_f32 && v.rs == 1) {
-          to_f32(v.p, x.get(), k);
-        } else {
-          for (int64_t i = 0; i < k; ++i) x[i] = convert<float>(v.p[i * v.rs]);
+        for (int64_t j = 0; j < nv; ++j) {
+          const T* vj = v.p + j * v.cs;
+          float* xj = x.get() + j * k;
+          if (to_f32 && v.rs == 1) {
+            to_f32(vj, xj, k);
+          } else {
+            for (int64_t i = 0; i < k; ++i) xj[i] = convert<float>(vj[i * v.rs]);
+          }
         }
         last_v = v.p;
       }
       const int64_t end = std::min(i1 - bi * rows, rows);
       for (int64_t s = std::max<int64_t>(i0 - bi * rows, 0); s < end; s += kBlock) {
         const int64_t c = std::min(kBlock, end - s);
-        kernel(w.p + s * w.rs, x.get(), y, c, cols ? w.cs : w.rs, k);
-        if (from_f32 && out.rs == 1) {
-          from_f32(y, out.p + s, c);
-        } else {
-          for (int64_t i = 0; i < c; ++i) out.p[(s + i) * out.rs] = convert<T>(y[i]);
+        kernel(w.p + s * w.rs, cols ? w.cs : w.rs, c, k, x.get(), k, nv, y, kBlock);
+        for (int64_t j = 0; j < nv; ++j) {
+          T* oj = out.p + j * out.cs + s * out.rs;
+          const float* yj = y + j * kBlock;
+          if (from_f32 && out.rs == 1) {
+            from_f32(yj, oj, c);
+          } else {
+            for (int64_t i = 0; i < c; ++i) oj[i * out.rs] = convert<T>(yj[i]);
+          }
         }
       }
     }

@@ -378,103 +378,195 @@ WICK_INLINE void bf16_to_f32_v(const uint16_t* in, float* out, int64_t n) {
 
 // ---- matrix-vector products ------------------------------------------------------------------
 
+// A load of W f32 lanes, as the widening loads below (Load of the kernels).
+template <int W>
+struct LoadF32 {
+  WICK_INLINE typename Vec<W>::F operator()(const float* p) const { return load<typename Vec<W>::F>(p); }
+};
+
 // Note [Row dot products]
-// out[r] = sum_i a[r * lda + i] * x[i] (simd.h), the matrix-vector product of matmul without a
-// widened copy of the matrix. Each product is rounded to f32, then added (no FMA: the baseline
-// has none, and one fused level would give other bits). The order is sum16_v's over the products:
-// lane l (of 16) adds the products of elements l, l + 16, ... of the whole blocks of 16, the tail
-// (k % 16 elements) goes in order into one more sum, then the lanes are added in halves (8, 4, 2,
-// 1) and the tail last. A level holds the 16 lanes in 16 / W vectors, so every level adds the same
-// numbers in the same order. R rows at a time: the loads of x are shared and the R * 16 / W sums
-// are independent chains, which hides the add latency (one row in 16 lanes would wait on one
-// chain). Each group prefetches the next one into L2 as it goes (locality 2: prefetcht1): the
-// hardware's prefetchers, which follow one stream well, lag on R short rows at once. Rows of 1024
-// bf16 from DRAM on one Zen 4 core: 10 GB/s without, 11.5 prefetching into L1 (which evicts the
-// rows being read, f32 ones most), 19 to 23 into L2; a sum over one stream runs at 17 to 20. Load
-// gives W widened elements of a row; Scalar one element (for the tail).
-template <int W, int R, class T, class Load, class Scalar>
-WICK_INLINE void dot_rows_v(const T* a, const float* x, float* out, int64_t rows, int64_t lda, int64_t k, Load ld,
-                            Scalar sc) {
+// out[j * ldo + r] = sum_i a[r * lda + i] * x_j[i] (simd.h), the matrix-vector products of matmul
+// without a widened copy of the matrix. Each product is rounded to f32, then added (no FMA: the
+// baseline has none, and one fused level would give other bits). The order is sum16_v's over the
+// products: lane l (of 16) adds the products of elements l, l + 16, ... of the whole blocks of 16,
+// the tail (k % 16 elements) goes in order into one more sum, then the lanes are added in halves (8,
+// 4, 2, 1) and the tail last. A level holds the 16 lanes in 16 / W vectors, so every level adds the
+// same numbers in the same order. R rows at a time: the loads of x are shared and the R * 16 / W
+// sums are independent chains, which hides the add latency (one row in 16 lanes would wait on one
+// chain); and G vectors at a time (kDotVecs), which share the loads of the rows, so that a product
+// of a few vectors (a batch of tokens against a weight) reads the matrix from memory once rather
+// than once per vector. Every output is its own sum in the order above, whatever R, G and nv: the
+// bits of a row's product with x_j do not depend on the other vectors. Each group prefetches the
+// next one into L2 as it goes (locality 2: prefetcht1): the hardware's prefetchers, which follow
+// one stream well, lag on R short rows at once. Rows of 1024 bf16 from DRAM on one Zen 4 core: 10
+// GB/s without, 11.5 prefetching into L1 (which evicts the rows being read, f32 ones most), 19 to
+// 23 into L2; a sum over one stream runs at 17 to 20. Load gives W widened elements of a row;
+// Scalar one element (for the tail).
+template <int W, int R, int G, class T, class Load, class Scalar>
+WICK_INLINE void dot_block_v(const T* a, int64_t lda, int64_t rows, int64_t k, const float* x, int64_t ldx, float* out,
+                             int64_t ldo, int64_t r, Load ld, Scalar sc) {
   using F = typename Vec<W>::F;
   constexpr int kV = 16 / W;
   const int64_t k16 = k / 16 * 16;
-  auto finish = [&](const F* acc, const T* row) __attribute__((always_inline)) {
-    float lane[16];
-    for (int v = 0; v < kV; ++v) store(lane + v * W, acc[v]);
-    float tail = 0;
-    for (int64_t i = k16; i < k; ++i) tail += sc(row[i]) * x[i];
-    for (int w = 8; w > 0; w /= 2)
-      for (int l = 0; l < w; ++l) lane[l] += lane[l + w];
-    return lane[0] + tail;
-  };
-  int64_t r = 0;
-  for (; r + R <= rows; r += R) {
-    F acc[R][kV] = {};
-    const T* row[R];
-    for (int q = 0; q < R; ++q) row[q] = a + (r + q) * lda;
-    const int64_t ahead = r + 2 * R <= rows ? R * lda : 0;  // (none past the last group)
-    for (int64_t i = 0; i < k16; i += 16) {
-      for (int q = 0; q < R; ++q) __builtin_prefetch(row[q] + ahead + i, 0, 2);
-      for (int v = 0; v < kV; ++v) {
-        const F xv = load<F>(x + i + v * W);
-        for (int q = 0; q < R; ++q) acc[q][v] += ld(row[q] + i + v * W) * xv;
+  F acc[R][G][kV] = {};
+  const T* row[R];
+  for (int q = 0; q < R; ++q) row[q] = a + (r + q) * lda;
+  const int64_t ahead = r + 2 * R <= rows ? R * lda : 0;  // (none past the last group)
+  for (int64_t i = 0; i < k16; i += 16) {
+    for (int q = 0; q < R; ++q) __builtin_prefetch(row[q] + ahead + i, 0, 2);
+    for (int v = 0; v < kV; ++v) {
+      F xv[G];
+      for (int g = 0; g < G; ++g) xv[g] = load<F>(x + g * ldx + i + v * W);
+      for (int q = 0; q < R; ++q) {
+        const F av = ld(row[q] + i + v * W);
+        for (int g = 0; g < G; ++g) acc[q][g][v] += av * xv[g];
       }
     }
-    for (int q = 0; q < R; ++q) out[r + q] = finish(acc[q], row[q]);
   }
-  for (; r < rows; ++r) {
-    F acc[kV] = {};
-    const T* row = a + r * lda;
-    for (int64_t i = 0; i < k16; i += 16)
-      for (int v = 0; v < kV; ++v) acc[v] += ld(row + i + v * W) * load<F>(x + i + v * W);
-    out[r] = finish(acc, row);
+  for (int q = 0; q < R; ++q)
+    for (int g = 0; g < G; ++g) {
+      float lane[16];
+      for (int v = 0; v < kV; ++v) store(lane + v * W, acc[q][g][v]);
+      float tail = 0;
+      for (int64_t i = k16; i < k; ++i) tail += sc(row[q][i]) * x[g * ldx + i];
+      for (int w = 8; w > 0; w /= 2)
+        for (int l = 0; l < w; ++l) lane[l] += lane[l + w];
+      out[g * ldo + r + q] = lane[0] + tail;
+    }
+}
+
+template <int W, int R, int G, class T, class Load, class Scalar>
+WICK_INLINE void dot_rows_v(const T* a, int64_t lda, int64_t rows, int64_t k, const float* x, int64_t ldx, int64_t nv,
+                            float* out, int64_t ldo, Load ld, Scalar sc) {
+  int64_t r = 0;
+  for (; r + R <= rows; r += R) {
+    int64_t j = 0;
+    for (; j + G <= nv; j += G) dot_block_v<W, R, G>(a, lda, rows, k, x + j * ldx, ldx, out + j * ldo, ldo, r, ld, sc);
+    for (; j < nv; ++j) dot_block_v<W, R, 1>(a, lda, rows, k, x + j * ldx, ldx, out + j * ldo, ldo, r, ld, sc);
   }
+  for (; r < rows; ++r)
+    for (int64_t j = 0; j < nv; ++j)
+      dot_block_v<W, 1, 1>(a, lda, rows, k, x + j * ldx, ldx, out + j * ldo, ldo, r, ld, sc);
 }
 
 // Note [Column dot products]
-// The other orientation of the matrix-vector product: out[r] = sum_i a[i * lda + r] * x[i] (simd.h),
-// a matrix with unit stride along its rows r, as x @ W for W stored [k, n]. The W lanes of a vector
-// are W outputs, each summing its products in the order of i from 0 (each product rounded to f32,
-// then added to the sum, which starts at 0), so any split into vectors, and the scalar loop of the
-// last rows, gives every output the same bits. kAxpyU vectors of outputs at a time share the
-// broadcast x[i] and are independent chains; a block reads a run of kAxpyU * W elements of each
-// of the k rows of a, a strided walk that the hardware prefetchers follow poorly, so the run
-// kAxpyAhead rows on is prefetched into L2 (32768 x 1024 bf16 from DRAM read as 1024 outputs on
-// one Zen 4 core: 7 GB/s with 4 vectors and no prefetch, 9.5 with 8, 10.5 prefetching 8 rows
-// ahead, 14 at 32, 16 to 19 at 64).
+// The other orientation of the matrix-vector products: out[j * ldo + r] = sum_i a[i * lda + r] *
+// x_j[i] (simd.h), a matrix with unit stride along its rows r, as x @ W for W stored [k, n]. The W
+// lanes of a vector are W outputs, each summing its products in the order of i from 0 (each product
+// rounded to f32, then added to the sum, which starts at 0), so any split into vectors, and the
+// scalar loop of the last rows, gives every output the same bits. kAxpyU vectors of outputs at a
+// time share the broadcast x_j[i] and are independent chains; a block reads a run of kAxpyU * W
+// elements of each of the k rows of a, a strided walk that the hardware prefetchers follow poorly,
+// so the run kAxpyAhead rows on is prefetched into L2 (32768 x 1024 bf16 from DRAM read as 1024
+// outputs on one Zen 4 core: 7 GB/s with 4 vectors and no prefetch, 9.5 with 8, 10.5 prefetching 8
+// rows ahead, 14 at 32, 16 to 19 at 64). G vectors x_j at a time (kAxpyVecs) share each load of the
+// block. With more vectors than G, the block's rows go in chunks, each widened to f32 into a small
+// contiguous buffer (kAxpyChunkBytes, in L1) over which every group then passes, the sums kept in
+// memory between chunks (they go on from the same f32 values, in the same order): the matrix comes
+// from memory once for all the vectors and is widened once, and the groups' passes do not walk its
+// rows at their stride (which, at a power of two, maps every row's run to the same few L1 sets).
 constexpr int kAxpyU = 8;
 constexpr int64_t kAxpyAhead = 64;
+constexpr int64_t kAxpyChunkBytes = 16384;
+constexpr int kAxpyBatch = 16;  // vectors whose sums a block keeps at once
 
-template <int W, class T, class Load, class Scalar>
-WICK_INLINE void axpy_rows_v(const T* a, const float* x, float* out, int64_t rows, int64_t lda, int64_t k, Load ld,
-                             Scalar sc) {
+// The sums of G vectors (x_j = x + j * ldx) over `count` rows of a block of kAxpyU * W columns, its
+// rows ldp apart from p, going on from `sums` (G runs of kAxpyU * W) unless `first`, and stored
+// back there. pf, where not null: the matrix row (its block) of p's first row, with the row pf_last
+// as far as the prefetches kAxpyAhead rows on may go.
+template <int W, int G, class P, class T, class Load>
+WICK_INLINE void axpy_block_v(const P* p, int64_t ldp, int64_t count, const T* pf, int64_t lda, int64_t pf_rows,
+                              const float* x, int64_t ldx, float* sums, bool first, Load ld) {
   using F = typename Vec<W>::F;
-  int64_t r = 0;
-  for (; r + kAxpyU * W <= rows; r += kAxpyU * W) {
-    F acc[kAxpyU] = {};
-    for (int64_t i = 0; i < k; ++i) {
-      const char* ahead = reinterpret_cast<const char*>(a + std::min(i + kAxpyAhead, k - 1) * lda + r);
+  F acc[G][kAxpyU];
+  for (int g = 0; g < G; ++g)
+    for (int u = 0; u < kAxpyU; ++u) acc[g][u] = first ? F{} : load<F>(sums + (g * kAxpyU + u) * W);
+  for (int64_t i = 0; i < count; ++i) {
+    if (pf) {
+      const char* ahead = reinterpret_cast<const char*>(pf + std::min(i + kAxpyAhead, pf_rows - 1) * lda);
       for (size_t b = 0; b < kAxpyU * W * sizeof(T); b += 64) __builtin_prefetch(ahead + b, 0, 2);
-      const F xv = F{} + x[i];
-      for (int u = 0; u < kAxpyU; ++u) acc[u] += ld(a + i * lda + r + u * W) * xv;
     }
-    for (int u = 0; u < kAxpyU; ++u) store(out + r + u * W, acc[u]);
+    F xv[G];
+    for (int g = 0; g < G; ++g) xv[g] = F{} + x[g * ldx + i];
+    for (int u = 0; u < kAxpyU; ++u) {
+      const F av = ld(p + i * ldp + u * W);
+      for (int g = 0; g < G; ++g) acc[g][u] += av * xv[g];
+    }
   }
-  for (; r + W <= rows; r += W) {
-    F acc = {};
-    for (int64_t i = 0; i < k; ++i) acc += ld(a + i * lda + r) * (F{} + x[i]);
-    store(out + r, acc);
+  for (int g = 0; g < G; ++g)
+    for (int u = 0; u < kAxpyU; ++u) store(sums + (g * kAxpyU + u) * W, acc[g][u]);
+}
+
+template <int W, int G, class T, class Load, class Scalar>
+WICK_INLINE void axpy_rows_v(const T* a, int64_t lda, int64_t rows, int64_t k, const float* x, int64_t ldx, int64_t nv,
+                             float* out, int64_t ldo, Load ld, Scalar sc) {
+  using F = typename Vec<W>::F;
+  constexpr int64_t kRun = kAxpyU * W;
+  constexpr int64_t kChunk = kAxpyChunkBytes / (kRun * 4);
+  int64_t r = 0;
+  for (; r + kRun <= rows; r += kRun) {
+    for (int64_t j0 = 0; j0 < nv; j0 += kAxpyBatch) {
+      const int64_t nj = std::min<int64_t>(kAxpyBatch, nv - j0);
+      const float* xb = x + j0 * ldx;
+      alignas(64) float sums[kAxpyBatch * kRun];
+      if (nj <= G) {  // one pass over the matrix as it is
+        if (nj == G) {
+          axpy_block_v<W, G>(a + r, lda, k, a + r, lda, k, xb, ldx, sums, true, ld);
+        } else {
+          for (int64_t j = 0; j < nj; ++j)
+            axpy_block_v<W, 1>(a + r, lda, k, a + r, lda, k, xb + j * ldx, ldx, sums + j * kRun, true, ld);
+        }
+      } else {
+        alignas(64) float chunk[kChunk * kRun];
+        for (int64_t i0 = 0; i0 == 0 || i0 < k; i0 += kChunk) {  // (one empty pass for k == 0: sums of 0)
+          const int64_t count = std::min(kChunk, k - i0);
+          for (int64_t i = 0; i < count; ++i) {
+            const T* row = a + (i0 + i) * lda + r;
+            const char* ahead = reinterpret_cast<const char*>(a + std::min(i0 + i + kAxpyAhead, k - 1) * lda + r);
+            for (size_t b = 0; b < kRun * sizeof(T); b += 64) __builtin_prefetch(ahead + b, 0, 2);
+            for (int u = 0; u < kAxpyU; ++u) store(chunk + i * kRun + u * W, ld(row + u * W));
+          }
+          const float* xc = xb + i0;
+          int64_t j = 0;
+          for (; j + G <= nj; j += G)
+            axpy_block_v<W, G>(chunk, kRun, count, static_cast<const T*>(nullptr), 0, 1, xc + j * ldx, ldx,
+                               sums + j * kRun, i0 == 0, LoadF32<W>{});
+          for (; j < nj; ++j)
+            axpy_block_v<W, 1>(chunk, kRun, count, static_cast<const T*>(nullptr), 0, 1, xc + j * ldx, ldx,
+                               sums + j * kRun, i0 == 0, LoadF32<W>{});
+        }
+      }
+      for (int64_t j = 0; j < nj; ++j) std::copy_n(sums + j * kRun, kRun, out + (j0 + j) * ldo + r);
+    }
   }
-  for (; r < rows; ++r) {
-    float acc = 0;
-    for (int64_t i = 0; i < k; ++i) acc += sc(a[i * lda + r]) * x[i];
-    out[r] = acc;
+  for (int64_t j = 0; j < nv; ++j) {
+    const float* xj = x + j * ldx;
+    float* oj = out + j * ldo;
+    int64_t c = r;
+    for (; c + W <= rows; c += W) {
+      F acc = {};
+      for (int64_t i = 0; i < k; ++i) acc += ld(a + i * lda + c) * (F{} + xj[i]);
+      store(oj + c, acc);
+    }
+    for (; c < rows; ++c) {
+      float acc = 0;
+      for (int64_t i = 0; i < k; ++i) acc += sc(a[i * lda + c]) * xj[i];
+      oj[c] = acc;
+    }
   }
 }
 
 // Rows at a time: 2 on the baseline, whose 16 registers hold 4 vectors of sums per row; 4 above.
+// Vectors at a time: 4 at 16 lanes (16 of AVX-512's 32 registers hold sums), 2 at 8 (8 of AVX2's
+// 16), 1 on the baseline. The column kernel: kAxpyU vectors of sums per x_j, 2 x_j at 16 lanes.
 template <int W>
 constexpr int kDotRows = W == 4 ? 2 : 4;
+template <int W>
+constexpr int kDotVecs = W == 16  ? 4
+                         : W == 8 ? 2
+                                  : 1;
+template <int W>
+constexpr int kAxpyVecs = W == 16 ? 2 : 1;
 
 // Widening loads of W elements, and the scalar widening of one, for the generic formats.
 template <int W>
@@ -483,10 +575,6 @@ struct LoadBf16 {
     using U = typename Vec<W>::U;
     return reinterpret_cast<typename Vec<W>::F>(__builtin_convertvector(load<typename Vec<W>::H>(p), U) << 16);
   }
-};
-template <int W>
-struct LoadF32 {
-  WICK_INLINE typename Vec<W>::F operator()(const float* p) const { return load<typename Vec<W>::F>(p); }
 };
 struct ScalarBf16 {
   WICK_INLINE float operator()(uint16_t h) const {
@@ -512,14 +600,14 @@ struct LoadF16Base {
 };
 
 // The kernels Kernels::dot_* and axpy_* of one type at W lanes, with the level's loads.
-#define WICK_DOT(T, suffix, W, ATTR, LOAD, SCALAR)                                                                    \
-  ATTR __attribute__((flatten)) void dot_##suffix(const T* a, const float* x, float* out, int64_t rows, int64_t lda,  \
-                                                  int64_t k) {                                                        \
-    dot_rows_v<W, kDotRows<W>>(a, x, out, rows, lda, k, LOAD{}, SCALAR{});                                            \
-  }                                                                                                                   \
-  ATTR __attribute__((flatten)) void axpy_##suffix(const T* a, const float* x, float* out, int64_t rows, int64_t lda, \
-                                                   int64_t k) {                                                       \
-    axpy_rows_v<W>(a, x, out, rows, lda, k, LOAD{}, SCALAR{});                                                        \
+#define WICK_DOT(T, suffix, W, ATTR, LOAD, SCALAR)                                                                   \
+  ATTR __attribute__((flatten)) void dot_##suffix(const T* a, int64_t lda, int64_t rows, int64_t k, const float* x,  \
+                                                  int64_t ldx, int64_t nv, float* out, int64_t ldo) {                \
+    dot_rows_v<W, kDotRows<W>, kDotVecs<W>>(a, lda, rows, k, x, ldx, nv, out, ldo, LOAD{}, SCALAR{});                \
+  }                                                                                                                  \
+  ATTR __attribute__((flatten)) void axpy_##suffix(const T* a, int64_t lda, int64_t rows, int64_t k, const float* x, \
+                                                   int64_t ldx, int64_t nv, float* out, int64_t ldo) {               \
+    axpy_rows_v<W, kAxpyVecs<W>>(a, lda, rows, k, x, ldx, nv, out, ldo, LOAD{}, SCALAR{});                           \
   }
 
 // ---- the three levels ------------------------------------------------------------------------

@@ -35,6 +35,11 @@ Isa detected();
 Isa active();
 const char* isa_name(Isa isa);
 
+// A matrix-vector kernel of Kernels (dot_*, axpy_*, described there) over T arrays.
+template <class T>
+using MatVecFn = void (*)(const T* a, int64_t lda, int64_t rows, int64_t k, const float* x, int64_t ldx, int64_t nv,
+                          float* out, int64_t ldo);
+
 // Contiguous kernels: n elements from `in` to `out` (which may be the same array).
 struct Kernels {
   void (*f32_to_f16)(const float* in, uint16_t* out, int64_t n);
@@ -71,18 +76,18 @@ struct Kernels {
   // repeated. stream: the 64-byte-aligned body goes through non-temporal stores, fenced before
   // the return (for buffers larger than the caches; see Note [CPU fill] in cpu_backend.cpp).
   void (*fill)(void* dst, int64_t nbytes, uint64_t pattern, bool stream);
-  // Matrix-vector products over rows of bf16, f16 or f32 with unit stride along k:
-  // out[r] = sum_i a[r * lda + i] * x[i] for r < rows, i < k, in f32 (0 for k == 0). Each product
-  // is rounded to f32 and added in sum16_f32's order (16 lanes, their halves, then the tail); see
-  // Note [Row dot products] in simd.cpp. lda may be anything, 0 included.
-  void (*dot_bf16)(const uint16_t* a, const float* x, float* out, int64_t rows, int64_t lda, int64_t k);
-  void (*dot_f16)(const uint16_t* a, const float* x, float* out, int64_t rows, int64_t lda, int64_t k);
-  void (*dot_f32)(const float* a, const float* x, float* out, int64_t rows, int64_t lda, int64_t k);
-  // The same product over a matrix with unit stride along the rows: out[r] = sum_i a[i * lda + r] *
-  // x[i], each output summing its products in the order of i (Note [Column dot products]).
-  void (*axpy_bf16)(const uint16_t* a, const float* x, float* out, int64_t rows, int64_t lda, int64_t k);
-  void (*axpy_f16)(const uint16_t* a, const float* x, float* out, int64_t rows, int64_t lda, int64_t k);
-  void (*axpy_f32)(const float* a, const float* x, float* out, int64_t rows, int64_t lda, int64_t k);
+  // Matrix-vector products over rows of bf16, f16 or f32 with unit stride along k, for nv vectors
+  // x_j = x + j * ldx (f32): out[j * ldo + r] = sum_i a[r * lda + i] * x_j[i] for r < rows, i < k,
+  // in f32 (0 for k == 0). Each product is rounded to f32 and added in sum16_f32's order (16 lanes,
+  // their halves, then the tail), every output alone, so its bits do not depend on nv; see Note [Row
+  // dot products] in simd.cpp. lda may be anything, 0 included.
+  MatVecFn<uint16_t> dot_bf16, dot_f16;
+  MatVecFn<float> dot_f32;
+  // The same products over a matrix with unit stride along the rows: out[j * ldo + r] = sum_i
+  // a[i * lda + r] * x_j[i], each output summing its products in the order of i (Note [Column dot
+  // products]).
+  MatVecFn<uint16_t> axpy_bf16, axpy_f16;
+  MatVecFn<float> axpy_f32;
 };
 
 // The kernels of one level; throws wick::UnsupportedError above detected().
@@ -109,17 +114,14 @@ void (*converter())(const In*, Out*, int64_t) {
   }
 }
 
-// A matrix-vector kernel of Kernels (dot_*, axpy_*) over T arrays.
-template <class T>
-using MatVecFn = void (*)(const T* a, const float* x, float* out, int64_t rows, int64_t lda, int64_t k);
-
 // A Kernels member over uint16_t arrays, called on f16 / bf16 arrays.
 template <class T, auto Member>
-void call_on_bits(const T* a, const float* x, float* out, int64_t rows, int64_t lda, int64_t k) {
-  (kernels().*Member)(&a->bits, x, out, rows, lda, k);
+void call_on_bits(const T* a, int64_t lda, int64_t rows, int64_t k, const float* x, int64_t ldx, int64_t nv, float* out,
+                  int64_t ldo) {
+  (kernels().*Member)(&a->bits, lda, rows, k, x, ldx, nv, out, ldo);
 }
 
-// The active level's matrix-vector product over T matrices (bf16, f16, f32): Kernels::dot_* for a
+// The active level's matrix-vector products over T matrices (bf16, f16, f32): Kernels::dot_* for a
 // matrix with unit stride along k (cols false), axpy_* for one with unit stride along the rows
 // (cols true). A null function pointer for the other types.
 template <class T>
