@@ -472,8 +472,8 @@ constexpr int kAxpyBatch = 16;  // vectors whose sums a block keeps at once
 
 // The sums of G vectors (x_j = x + j * ldx) over `count` rows of a block of kAxpyU * W columns, its
 // rows ldp apart from p, going on from `sums` (G runs of kAxpyU * W) unless `first`, and stored
-// back there. pf, where not null: the matrix row (its block) of p's first row, with the row pf_last
-// as far as the prefetches kAxpyAhead rows on may go.
+// back there. pf, where not null: the block's run in the matrix row of p's first row, rows lda apart
+// and pf_rows of them, prefetched kAxpyAhead rows ahead of the row being read (at most the last).
 template <int W, int G, class P, class T, class Load>
 WICK_INLINE void axpy_block_v(const P* p, int64_t ldp, int64_t count, const T* pf, int64_t lda, int64_t pf_rows,
                               const float* x, int64_t ldx, float* sums, bool first, Load ld) {
