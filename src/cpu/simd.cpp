@@ -497,6 +497,17 @@ WICK_INLINE void axpy_block_v(const P* p, int64_t ldp, int64_t count, const T* p
     for (int u = 0; u < kAxpyU; ++u) store(sums + (g * kAxpyU + u) * W, acc[g][u]);
 }
 
+// axpy_block_v for nj vectors: G at a time, then the rest one by one.
+template <int W, int G, class P, class T, class Load>
+WICK_INLINE void axpy_groups_v(const P* p, int64_t ldp, int64_t count, const T* pf, int64_t lda, int64_t pf_rows,
+                               const float* x, int64_t ldx, int64_t nj, float* sums, bool first, Load ld) {
+  constexpr int64_t kRun = kAxpyU * W;
+  int64_t j = 0;
+  for (; j + G <= nj; j += G)
+    axpy_block_v<W, G>(p, ldp, count, pf, lda, pf_rows, x + j * ldx, ldx, sums + j * kRun, first, ld);
+  for (; j < nj; ++j) axpy_block_v<W, 1>(p, ldp, count, pf, lda, pf_rows, x + j * ldx, ldx, sums + j * kRun, first, ld);
+}
+
 template <int W, int G, class T, class Load, class Scalar>
 WICK_INLINE void axpy_rows_v(const T* a, int64_t lda, int64_t rows, int64_t k, const float* x, int64_t ldx, int64_t nv,
                              float* out, int64_t ldo, Load ld, Scalar sc) {
@@ -510,12 +521,7 @@ WICK_INLINE void axpy_rows_v(const T* a, int64_t lda, int64_t rows, int64_t k, c
       const float* xb = x + j0 * ldx;
       alignas(64) float sums[kAxpyBatch * kRun];
       if (nj <= G) {  // one pass over the matrix as it is
-        if (nj == G) {
-          axpy_block_v<W, G>(a + r, lda, k, a + r, lda, k, xb, ldx, sums, true, ld);
-        } else {
-          for (int64_t j = 0; j < nj; ++j)
-            axpy_block_v<W, 1>(a + r, lda, k, a + r, lda, k, xb + j * ldx, ldx, sums + j * kRun, true, ld);
-        }
+        axpy_groups_v<W, G>(a + r, lda, k, a + r, lda, k, xb, ldx, nj, sums, true, ld);
       } else {
         alignas(64) float chunk[kChunk * kRun];
         for (int64_t i0 = 0; i0 == 0 || i0 < k; i0 += kChunk) {  // (one empty pass for k == 0: sums of 0)
@@ -526,14 +532,8 @@ WICK_INLINE void axpy_rows_v(const T* a, int64_t lda, int64_t rows, int64_t k, c
             for (size_t b = 0; b < kRun * sizeof(T); b += 64) __builtin_prefetch(ahead + b, 0, 2);
             for (int u = 0; u < kAxpyU; ++u) store(chunk + i * kRun + u * W, ld(row + u * W));
           }
-          const float* xc = xb + i0;
-          int64_t j = 0;
-          for (; j + G <= nj; j += G)
-            axpy_block_v<W, G>(chunk, kRun, count, static_cast<const T*>(nullptr), 0, 1, xc + j * ldx, ldx,
-                               sums + j * kRun, i0 == 0, LoadF32<W>{});
-          for (; j < nj; ++j)
-            axpy_block_v<W, 1>(chunk, kRun, count, static_cast<const T*>(nullptr), 0, 1, xc + j * ldx, ldx,
-                               sums + j * kRun, i0 == 0, LoadF32<W>{});
+          axpy_groups_v<W, G>(chunk, kRun, count, static_cast<const T*>(nullptr), 0, 1, xb + i0, ldx, nj, sums, i0 == 0,
+                              LoadF32<W>{});
         }
       }
       for (int64_t j = 0; j < nj; ++j) std::copy_n(sums + j * kRun, kRun, out + (j0 + j) * ldo + r);
