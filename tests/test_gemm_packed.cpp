@@ -151,6 +151,59 @@ void sizes_and_layouts(simd::Isa isa) {
   check_gemm<T>(300, 500, 700, {"column-major", 1, 300}, {"column-major", 1, 700}, {"column-major", 1, 300}, isa, rng);
 }
 
+// The same values of a and b in every layout pack into the same panels: the products come out the
+// same bits whatever the operands' strides (c row-major; a column-major c swaps the operands' roles).
+template <class T>
+void layouts_agree(simd::Isa isa) {
+  SCOPED_TRACE(simd::isa_name(isa));
+  std::mt19937 rng(13);
+  struct Size {
+    int64_t m, n, k;
+  };
+  for (const Size& sz : {Size{17, 45, 67}, Size{33, 100, 257}, Size{3, 70, 31}, Size{40, 5, 300}}) {
+    const int64_t m = sz.m, n = sz.n, k = sz.k;
+    SCOPED_TRACE("m " + std::to_string(m) + " n " + std::to_string(n) + " k " + std::to_string(k));
+    const std::vector<T> av = random_values<T>(m * k, rng), bv = random_values<T>(k * n, rng);
+    // The r x c values v (row-major) laid out as l.
+    auto lay = [](const std::vector<T>& v, int64_t r, int64_t c, const Layout2& l) {
+      std::vector<T> out(static_cast<size_t>(l.size(r, c)), T(0.0f));
+      for (int64_t i = 0; i < r; ++i)
+        for (int64_t j = 0; j < c; ++j)
+          out[static_cast<size_t>(i * l.rs + j * l.cs)] = v[static_cast<size_t>(i * c + j)];
+      return out;
+    };
+    std::vector<T> want;
+    for (const Layout2& la : layouts(m, k))
+      for (const Layout2& lb : layouts(k, n)) {
+        SCOPED_TRACE(std::string("a ") + la.name + ", b " + lb.name);
+        const std::vector<T> a = lay(av, m, k, la), b = lay(bv, k, n, lb);
+        std::vector<T> c(static_cast<size_t>(m * n));
+        gemm_at(
+            1,
+            [&](int64_t) {
+              return cpu::GemmOf<T>{
+                  {a.data(), m, k, la.rs, la.cs}, {b.data(), k, n, lb.rs, lb.cs}, {c.data(), m, n, n, 1}};
+            },
+            isa);
+        if (want.empty()) {
+          want = c;
+          continue;
+        }
+        for (size_t e = 0; e < c.size(); ++e) ASSERT_EQ(bits(c[e]), bits(want[e])) << "element " << e;
+      }
+  }
+}
+
+TEST(CpuBf16Matmul, GemmLayoutsGiveTheSameBits) {
+  if (gemm_levels().empty()) GTEST_SKIP() << kNoGemm;
+  at_gemm_levels(layouts_agree<bf16>);
+}
+
+TEST(CpuF32Matmul, GemmLayoutsGiveTheSameBits) {
+  if (!f32_gemm_runs()) GTEST_SKIP() << kNoF32Gemm;
+  layouts_agree<float>(simd::Isa::Avx512);
+}
+
 TEST(CpuBf16Matmul, GemmSizesAndLayoutsAgainstF64) {
   if (gemm_levels().empty()) GTEST_SKIP() << kNoGemm;
   at_gemm_levels(sizes_and_layouts<bf16>);

@@ -51,11 +51,13 @@ int main(int argc, char** argv) {
                         {1, 32, 4096, 4096},
                         {1, 4, 4096, 4096, true, true},
                         {1, 8, 4096, 4096, true, true},
-                        {1, 16, 4096, 4096, true, true}};
+                        {1, 16, 4096, 4096, true, true},
+                        {1, 32, 4096, 4096, true, true},
+                        {1, 64, 4096, 4096, true, true}};
   // "skinny" as the third argument: only the products of a few rows against a 4096 x 4096 matrix.
   const bool skinny = argc > 3 && std::string(argv[3]) == "skinny";
   for (const Case& c : cases) {
-    if (skinny && !(c.b * c.m <= 32 && c.k == 4096)) continue;
+    if (skinny && !(c.b * c.m <= 64 && c.k == 4096)) continue;
     // Two input sets, alternated, as the benchmark rotates inputs that fit in its 50 MB.
     std::vector<wick::Tensor> as, bs;
     for (int s = 0; s < 2; ++s) {

@@ -16,10 +16,10 @@ cases = [(4, 1024, 128, 1024), (1, 2048, 2048, 2048), (32, 512, 64, 512), (16, 1
          (10000, 8, 8, 8), (2000, 16, 16, 16), (500, 32, 32, 32), (100, 64, 64, 64), (1, 128, 128, 128),
          (1, 256, 256, 256), (1, 4, 4096, 4096), (1, 8, 4096, 4096), (1, 16, 4096, 4096), (1, 32, 4096, 4096),
          (1, 4, 4096, 4096, True, True), (1, 8, 4096, 4096, True, True),
-         (1, 16, 4096, 4096, True, True)]
+         (1, 16, 4096, 4096, True, True), (1, 32, 4096, 4096, True, True), (1, 64, 4096, 4096, True, True)]
 skinny = len(sys.argv) > 3 and sys.argv[3] == "skinny"  # as cpu_gemm.cpp
 for b, m, k, n, *flags in cases:
-    if skinny and not (b * m <= 32 and k == 4096):
+    if skinny and not (b * m <= 64 and k == 4096):
         continue
     shared = bool(flags and flags[0])
     bt = len(flags) > 1 and flags[1]

@@ -79,6 +79,16 @@ namespace {
 // per row serve better than balance. Same machine, three runs each: bf16 [8, 1, 4096] @
 // 4096x4096 (folded into 8 rows) 0.61-0.74 -> 0.50-0.56 ms (torch 0.51), 64x4096 @ 4096x4096
 // 0.80-0.92 -> 0.70-0.83 ms (torch 1.09); each change alone gained about half of that.
+//   A b whose unit stride runs down its columns (W^T of a linear layer's weight W stored [n, k])
+// has its runs along k instead: there a block packs a panel's whole k block at once (each column
+// read in one run of up to kKcMax pairs), and pack_panel (pack_f32 for f32) transposes 16 columns
+// x 16 pairs at a time in registers, where it copied one 32-bit pair at a time before (as it did
+// for a row-major a at Isa::Avx512Bf16). Same machine, three rounds each against the previous
+// build and torch (scripts/probes/cpu_gemm.cpp "skinny"), bf16 x @ W^T with W 4096 x 4096: 16 rows
+// 1.22-1.26 -> 0.55-0.56 ms (torch 0.50-0.57), 32 rows 1.21-1.24 -> 0.55-0.57 (0.47-0.66), 64 rows
+// 1.25-1.29 -> 0.62-0.70 (0.74-0.81), 512 rows 6.12 -> 4.50 (5.60); f32 16 rows 1.37 -> 0.99
+// (torch 5.75), 64 rows 2.79 -> 2.04 (4.76), the f32 change from the runs along k alone. On two
+// Zen 4 cores (Isa::Avx512Bf16, beside another build) bf16 16 rows 5.8-6.1 -> 3.6-3.7 ms.
 //
 // Measured on one Zen 4 core (VDPBF16PS peak 234 GFLOP/s, f32 FMA 117): 2048^3 in 82 ms, 210
 // GFLOP/s (widening + sgemm: 164 ms); tiles of 6 x 64, 8 x 48 and 12 x 32 and k blocks of 64 to
@@ -181,6 +191,36 @@ WICK_BF16 void store_tile(const float* c, int64_t ldc, int64_t mr, int64_t nr, b
   }
 }
 
+// The first n (<= 16) lanes.
+WICK_INLINE __mmask16 lanes16(int64_t n) {
+  return static_cast<__mmask16>(n >= 16 ? 0xffffu : n <= 0 ? 0u : (1u << n) - 1);
+}
+
+// Transposes the 16 x 16 block r in registers: r[i][j] becomes r[j][i].
+WICK_AVX512 WICK_INLINE void transpose16(__m512 (&r)[16]) {
+  __m512 t[16], u[16];
+  for (int i = 0; i < 16; i += 2) {  // per 128-bit lane: (r_i[0], r_i+1[0], r_i[1], r_i+1[1]), (.. [2], .. [3])
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {  // u[i + c]: per 128-bit lane, element c of rows i..i+3
+    u[i] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    u[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    u[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    u[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int c = 0; c < 4; ++c) {  // column 4 * lane + c: that lane of u[c], u[4 + c], u[8 + c], u[12 + c]
+    const __m512 x0 = _mm512_shuffle_f32x4(u[c], u[4 + c], _MM_SHUFFLE(2, 0, 2, 0));
+    const __m512 x1 = _mm512_shuffle_f32x4(u[c], u[4 + c], _MM_SHUFFLE(3, 1, 3, 1));
+    const __m512 y0 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], _MM_SHUFFLE(2, 0, 2, 0));
+    const __m512 y1 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], _MM_SHUFFLE(3, 1, 3, 1));
+    r[c] = _mm512_shuffle_f32x4(x0, y0, _MM_SHUFFLE(2, 0, 2, 0));
+    r[4 + c] = _mm512_shuffle_f32x4(x1, y1, _MM_SHUFFLE(2, 0, 2, 0));
+    r[8 + c] = _mm512_shuffle_f32x4(x0, y0, _MM_SHUFFLE(3, 1, 3, 1));
+    r[12 + c] = _mm512_shuffle_f32x4(x1, y1, _MM_SHUFFLE(3, 1, 3, 1));
+  }
+}
+
 // Packs a panel of R lanes (rows of a, columns of b) for the kernel: out[(p * R + l) * 2 + s] =
 // element (l, 2p + s), which is src[l * sl + i * sk] for lane l < lanes and i < k, else 0, for the
 // kpad pairs p < kpad (at least (k + 1) / 2).
@@ -206,17 +246,36 @@ WICK_BF16 void pack_panel(const uint16_t* src, int64_t lanes, int64_t k, int64_t
     std::memset(out + kp * 2 * R, 0, static_cast<size_t>((kpad - kp) * 2 * R) * sizeof(uint16_t));
     return;
   }
+  if (sk == 1) {
+    // Each lane's k adjacent (b = W^T of a row-major W, a row-major a): a pair is a 32-bit element
+    // of its lane, and a panel the transpose of the lanes' rows of pairs, by blocks of 16 lanes x 16
+    // pairs in registers (a missing odd element of the last pair loads as 0).
+    for (int64_t l0 = 0; l0 < R; l0 += 16) {
+      const __mmask16 out_mask = lanes16(R - l0);
+      for (int64_t p0 = 0; p0 < kp; p0 += 16) {
+        const int64_t left = k - 2 * p0;
+        const __mmask32 in = static_cast<__mmask32>(left >= 32 ? ~0u : (1u << left) - 1);
+        __m512 r[16];
+#pragma GCC unroll 16
+        for (int64_t l = 0; l < 16; ++l)
+          r[l] = l0 + l < lanes ? _mm512_castsi512_ps(_mm512_maskz_loadu_epi16(in, src + (l0 + l) * sl + 2 * p0))
+                                : _mm512_setzero_ps();
+        transpose16(r);
+        const int64_t np = std::min<int64_t>(16, kp - p0);
+        for (int64_t p = 0; p < np; ++p)
+          _mm512_mask_storeu_ps(reinterpret_cast<float*>(out + (p0 + p) * 2 * R + 2 * l0), out_mask, r[p]);
+      }
+    }
+    std::memset(out + kp * 2 * R, 0, static_cast<size_t>((kpad - kp) * 2 * R) * sizeof(uint16_t));
+    return;
+  }
   std::memset(out, 0, static_cast<size_t>(kpad * 2 * R) * sizeof(uint16_t));
   for (int64_t l = 0; l < lanes; ++l) {
     const uint16_t* s = src + l * sl;
     uint16_t* o = out + 2 * l;
-    if (sk == 1) {  // pairs adjacent: 32-bit copies
-      for (int64_t p = 0; p < k2; ++p) std::memcpy(o + p * 2 * R, s + 2 * p, 4);
-    } else {
-      for (int64_t p = 0; p < k2; ++p) {
-        o[p * 2 * R] = s[2 * p * sk];
-        o[p * 2 * R + 1] = s[(2 * p + 1) * sk];
-      }
+    for (int64_t p = 0; p < k2; ++p) {
+      o[p * 2 * R] = s[2 * p * sk];
+      o[p * 2 * R + 1] = s[(2 * p + 1) * sk];
     }
     if (k2 < kp) o[k2 * 2 * R] = s[2 * k2 * sk];
   }
@@ -427,36 +486,6 @@ constexpr std::array<F32Kernel, sizeof...(R) + 1> f32_kernels(std::integer_seque
 constexpr auto kF32Kernels = f32_kernels(std::make_integer_sequence<int, kMR>());
 void f32_kernel_part(const float* a, const float* b, int64_t ks, float* c, int64_t ldc, bool add, int64_t rows) {
   kF32Kernels[static_cast<size_t>(rows)](a, b, ks, c, ldc, add);
-}
-
-// The first n (<= 16) lanes.
-WICK_INLINE __mmask16 lanes16(int64_t n) {
-  return static_cast<__mmask16>(n >= 16 ? 0xffffu : n <= 0 ? 0u : (1u << n) - 1);
-}
-
-// Transposes the 16 x 16 block r in registers: r[i][j] becomes r[j][i].
-WICK_AVX512 WICK_INLINE void transpose16(__m512 (&r)[16]) {
-  __m512 t[16], u[16];
-  for (int i = 0; i < 16; i += 2) {  // per 128-bit lane: (r_i[0], r_i+1[0], r_i[1], r_i+1[1]), (.. [2], .. [3])
-    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 16; i += 4) {  // u[i + c]: per 128-bit lane, element c of rows i..i+3
-    u[i] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
-    u[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
-    u[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
-    u[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
-  }
-  for (int c = 0; c < 4; ++c) {  // column 4 * lane + c: that lane of u[c], u[4 + c], u[8 + c], u[12 + c]
-    const __m512 x0 = _mm512_shuffle_f32x4(u[c], u[4 + c], _MM_SHUFFLE(2, 0, 2, 0));
-    const __m512 x1 = _mm512_shuffle_f32x4(u[c], u[4 + c], _MM_SHUFFLE(3, 1, 3, 1));
-    const __m512 y0 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], _MM_SHUFFLE(2, 0, 2, 0));
-    const __m512 y1 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], _MM_SHUFFLE(3, 1, 3, 1));
-    r[c] = _mm512_shuffle_f32x4(x0, y0, _MM_SHUFFLE(2, 0, 2, 0));
-    r[4 + c] = _mm512_shuffle_f32x4(x1, y1, _MM_SHUFFLE(2, 0, 2, 0));
-    r[8 + c] = _mm512_shuffle_f32x4(x0, y0, _MM_SHUFFLE(3, 1, 3, 1));
-    r[12 + c] = _mm512_shuffle_f32x4(x1, y1, _MM_SHUFFLE(3, 1, 3, 1));
-  }
 }
 
 // Packs a panel of R lanes (rows of a, columns of b) for f32_kernel_rows: out[i * R + l] = element
@@ -738,8 +767,8 @@ void gemm_packed(int64_t count, const std::function<GemmOf<E>(int64_t)>& product
           const P* b_k = own_b ? bk.get() : pb + b_slot * b_elems + (jp0 * kp + p0) * st * kNR;
           if (own_b) {
             // kPackChunk steps at a time across the block's panels, so that each row of b is read in
-            // one run; from a source, a panel's steps at a time.
-            const int64_t chunk = b_src ? p1 - p0 : kPackChunk;
+            // one run; a panel's steps at a time from a source, or where b's columns are its runs.
+            const int64_t chunk = b_src || bm.cs != 1 ? p1 - p0 : kPackChunk;
             for (int64_t q0 = p0; q0 < p1; q0 += chunk) {
               const int64_t q1 = std::min(p1, q0 + chunk);
               for (int64_t jp = jp0; jp < jp1; ++jp)
