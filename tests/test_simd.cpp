@@ -5,25 +5,27 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <string>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "core/philox.h"
 #include "cpu/simd.h"
 #include "tests/test_util.h"
-#include "wick/tensor.h"
 #include "wick/error.h"
 #include "wick/scalar_types.h"
+#include "wick/tensor.h"
 
 namespace {
 
 using wick::bf16;
 using wick::f16;
 namespace simd = wick::cpu::simd;
+namespace philox = wick::philox;
 
 std::vector<simd::Isa> levels() {
   std::vector<simd::Isa> v;
@@ -389,6 +391,89 @@ TEST(CpuSimd, MatrixVectorKernelsFollowTheirOrder) {
           }
         }
       }
+    }
+  }
+}
+
+// The random kernels (Note [CPU random]) on every level: Philox words and uniforms bit for bit
+// against philox.h, across the carry into a counter's high word and its wrap at 2^64, with
+// partial vectors; normals against f64 Box-Muller of the same two f32 uniforms, the same bits on
+// every level.
+TEST(CpuSimd, RandomKernels) {
+  const philox::Keys ks = philox::seed_keys(0x0123456789abcdefull);
+  const uint64_t firsts[] = {0, 5, 0xfffffff3ull, 0x1fffffffeull, ~uint64_t{0} - 6};
+  for (simd::Isa isa : levels()) {
+    const simd::Kernels& kn = simd::kernels(isa);
+    for (uint64_t first : firsts)
+      for (int64_t nb : {1, 3, 4, 15, 16, 17, 100}) {
+        SCOPED_TRACE(std::string(simd::isa_name(isa)) + " first " + std::to_string(first) + " blocks " +
+                     std::to_string(nb));
+        std::vector<uint32_t> w(static_cast<size_t>(4 * nb + 1), 0xdeadbeefu);
+        kn.philox(&ks.k[0][0], first, nb, w.data());
+        for (int64_t b = 0; b < nb; ++b) {
+          const philox::Block want = philox::block(ks, first + static_cast<uint64_t>(b));
+          for (int j = 0; j < 4; ++j) ASSERT_EQ(w[static_cast<size_t>(4 * b + j)], want.w[j]) << "block " << b;
+        }
+        ASSERT_EQ(w.back(), 0xdeadbeefu) << "a word past the blocks";
+      }
+  }
+
+  std::mt19937 rng(21);
+  std::vector<uint32_t> words;
+  for (int i = 0; i < 200001; ++i) words.push_back(static_cast<uint32_t>(rng()));
+  // the ends of both uniforms: 0 and 1 - 2^-24 (u1 = 2^-24, the largest radius; u1 = 1, radius 0),
+  // and angles at -pi, -pi/2, 0, pi/2 and just under pi
+  for (uint32_t e : {0u, 0xffffffffu, 0x100u, 0xffu, 0x40000000u, 0x80000000u, 0xc0000000u, 0xffffff00u})
+    for (uint32_t f : {0u, 0xffffffffu, 0x40000000u, 0x80000000u, 0xc0000000u, 0x7fffff00u}) {
+      words.push_back(e);
+      words.push_back(f);
+    }
+  words.push_back(0x12345678u);  // an odd count for the uniforms
+  const int64_t n = static_cast<int64_t>(words.size());
+  struct Range {
+    double lo, up;
+  };
+  std::vector<float> base_u, base_n;
+  for (simd::Isa isa : levels()) {
+    SCOPED_TRACE(simd::isa_name(isa));
+    const simd::Kernels& kn = simd::kernels(isa);
+    for (const Range& r : {Range{0, 1}, Range{-3, 5}, Range{-1e38, 3e38}, Range{2.5, 2.5}, Range{-1e-40, 1e-40}}) {
+      const float lo = static_cast<float>(r.lo), span = static_cast<float>(r.up - r.lo), up = static_cast<float>(r.up);
+      std::vector<float> got(words.size());
+      kn.uniform_f32(words.data(), got.data(), n, lo, span, up);
+      for (size_t i = 0; i < words.size(); ++i)
+        ASSERT_EQ(bits(got[i]), bits(philox::uniform_f32_of(words[i], lo, span, up)))
+            << "word " << words[i] << " in [" << r.lo << ", " << r.up << ")";
+    }
+    const float mean = 0.5f, sd = 2.0f;
+    const int64_t pairs = n / 2;
+    std::vector<float> got(static_cast<size_t>(2 * pairs));
+    kn.normal_f32(words.data(), got.data(), 2 * pairs, mean, sd);
+    double worst = 0;
+    for (int64_t p = 0; p < pairs; ++p) {
+      const uint32_t w1 = words[static_cast<size_t>(2 * p)], w2 = words[static_cast<size_t>(2 * p + 1)];
+      const double u1 = 1.0f - philox::unit_f32(w1);
+      const double theta = std::fma(6.28318530717958647692f, philox::unit_f32(w2), -3.14159265358979323846f);
+      const double rad = std::sqrt(-2.0 * std::log(u1));
+      const double want[2] = {rad * std::cos(theta) * sd + mean, rad * std::sin(theta) * sd + mean};
+      for (int h = 0; h < 2; ++h) {
+        // Units of 2^-24 of the radius times sd (and of the mean, which the last rounding adds).
+        const double err = std::fabs(got[static_cast<size_t>(2 * p + h)] - want[h]) / ((rad * sd + mean) * 0x1p-24);
+        worst = std::max(worst, err);
+        ASSERT_LE(err, 8.0) << "words " << w1 << ", " << w2 << ": " << got[static_cast<size_t>(2 * p + h)]
+                            << ", f64 gives " << want[h];
+      }
+    }
+    std::printf("%s normals: worst %.2f units of 2^-24 (radius x std + mean) over %lld\n", simd::isa_name(isa), worst,
+                static_cast<long long>(2 * pairs));
+    std::vector<float> all_u(words.size());
+    kn.uniform_f32(words.data(), all_u.data(), n, -3.0f, 8.0f, 5.0f);
+    if (isa == simd::Isa::Base) {
+      base_u = all_u;
+      base_n = got;
+    } else {
+      for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(bits(got[i]), bits(base_n[i])) << "normal " << i;
+      for (size_t i = 0; i < all_u.size(); ++i) ASSERT_EQ(bits(all_u[i]), bits(base_u[i])) << "uniform " << i;
     }
   }
 }

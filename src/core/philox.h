@@ -126,8 +126,11 @@ WICK_HOST_DEVICE inline double uniform_f64(const Keys& ks, uint64_t start, uint6
 // On a GPU the f32 sine, cosine and square root are the hardware's (__sincosf: absolute error about
 // 2^-21 on [-pi, pi), which is why theta is centred; sqrt.approx: about 2^-23 relative), a few
 // instructions instead of a range reduction each and a Newton step: randn f32 is bound by its
-// arithmetic (the Philox rounds and Box-Muller), not by memory. The host uses std::sin / std::cos /
-// std::sqrt, so CPU and GPU normals agree to a few 1e-7 times r, not bit for bit.
+// arithmetic (the Philox rounds and Box-Muller), not by memory. The host functions here use
+// std::log / std::sin / std::cos / std::sqrt; the CPU backend computes the same expressions in its
+// vector kernels with its own logarithm, sine and cosine (Note [CPU random] in src/cpu/simd.cpp).
+// So the normals of the CPU, of the GPU and of these host functions agree to a few 1e-7 times r,
+// not bit for bit.
 //
 // Note [Box-Muller log]
 // The GPU's logf spends half its instructions on cases u1 never takes (denormals, 0, infinities,
@@ -231,8 +234,9 @@ struct Uniform {
     else
       return convert<T>(uniform_f32(ks, counter, static_cast<uint64_t>(i), lo_f, span_f, up_f));
   }
-  WICK_HOST_DEVICE void block(uint64_t k, T (&out)[kPer]) const {
-    const Block b = philox::block(ks, counter + k);
+  WICK_HOST_DEVICE void block(uint64_t k, T (&out)[kPer]) const { values(philox::block(ks, counter + k), out); }
+  // The kPer elements of the block whose words are b.
+  WICK_HOST_DEVICE void values(const Block& b, T (&out)[kPer]) const {
     for (int j = 0; j < kPer; ++j) {
       if constexpr (std::is_same_v<T, double>)
         out[j] = uniform_f64_of(b, static_cast<unsigned>(j), lo, span);
@@ -262,8 +266,8 @@ struct Normal {
     else
       return convert<T>(normal_f32(ks, counter, static_cast<uint64_t>(i), mean_f, std_f));
   }
-  WICK_HOST_DEVICE void block(uint64_t k, T (&out)[kPer]) const {
-    const Block b = philox::block(ks, counter + k);
+  WICK_HOST_DEVICE void block(uint64_t k, T (&out)[kPer]) const { values(philox::block(ks, counter + k), out); }
+  WICK_HOST_DEVICE void values(const Block& b, T (&out)[kPer]) const {
     if constexpr (std::is_same_v<T, double>) {
       normal_f64_block(b, mean, std, out);
     } else {

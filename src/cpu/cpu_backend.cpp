@@ -276,21 +276,50 @@ void CpuBackend::arange(const TensorArg& dst, double start, double step) {
 namespace {
 
 // The random ops' loop (Note [Random streams] in src/core/philox.h): element i of the flat
-// (row-major) index comes from Philox block i / G::kPer, and g.block(k, vals) gives that block's
-// elements with philox.h's per-block expressions (the bits of its per-element ones). Each block is
-// computed once; a strided dst is filled through a contiguous buffer.
+// (row-major) index comes from Philox block i / G::kPer. The blocks' words come from simd's philox
+// kernel, kRandomBlocks at a time into a buffer, and become values by its uniform_f32 / normal_f32
+// (Note [CPU random] in simd.cpp) for every type but f64, rounded once to T; f64 takes its values
+// from the words by g.from_words, philox.h's expressions. A strided dst is filled through a
+// contiguous buffer.
+constexpr int64_t kRandomBlocks = 256;
+
 template <class T, class G>
 void fill_random(const TensorArg& dst, const G& g) {
   constexpr int P = G::kPer;
   const int64_t n = dst.numel();
   std::vector<T> tmp;
   T* out = dst.layout.is_contiguous() ? dst.ptr<T>() : (tmp.resize(static_cast<size_t>(n)), tmp.data());
+  const simd::Kernels& kn = simd::kernels();
   parallel_for((n + P - 1) / P, 1024, [&](int64_t kb, int64_t ke) {
-    for (int64_t k = kb; k < ke; ++k) {
-      T v[P];
-      g.block(static_cast<uint64_t>(k), v);
-      const int64_t i0 = k * P, m = std::min<int64_t>(P, n - i0);
-      for (int64_t j = 0; j < m; ++j) out[i0 + j] = v[j];
+    alignas(64) uint32_t words[4 * kRandomBlocks];
+    alignas(64) float vals[4 * kRandomBlocks];
+    for (int64_t k0 = kb; k0 < ke; k0 += kRandomBlocks) {
+      const int64_t nb = std::min(kRandomBlocks, ke - k0), i0 = k0 * P, m = std::min(nb * P, n - i0);
+      kn.philox(&g.ks.k[0][0], g.counter + static_cast<uint64_t>(k0), nb, words);
+      if constexpr (std::is_same_v<T, double>) {
+        for (int64_t b = 0; b < nb; ++b) {
+          double v[P];
+          g.values(philox::Block{{words[4 * b], words[4 * b + 1], words[4 * b + 2], words[4 * b + 3]}}, v);
+          for (int64_t j = 0; j < P && b * P + j < m; ++j) out[i0 + b * P + j] = v[j];
+        }
+      } else {
+        constexpr bool kUniform = std::is_same_v<G, philox::Uniform<T>>;
+        float* f = vals;  // f32 straight into dst, but for a last block's normals that dst ends within
+        if constexpr (std::is_same_v<T, float>)
+          if (kUniform || m == nb * P) f = out + i0;
+        if constexpr (kUniform) {
+          kn.uniform_f32(words, f, m, g.lo_f, g.span_f, g.up_f);
+        } else {
+          kn.normal_f32(words, f, nb * P, g.mean_f, g.std_f);
+        }
+        if (f == vals) {
+          if (const auto cvt = simd::converter<T, float>()) {
+            cvt(vals, out + i0, m);
+          } else {
+            for (int64_t j = 0; j < m; ++j) out[i0 + j] = convert<T>(vals[j]);
+          }
+        }
+      }
     }
   });
   if (!tmp.empty()) map<T, T>([](T v) { return v; }, dst, TensorArg(tmp.data(), dst.dtype, Layout(dst.shape())));

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "wick/error.h"
 #include "wick/scalar_types.h"
@@ -376,6 +377,213 @@ WICK_INLINE void bf16_to_f32_v(const uint16_t* in, float* out, int64_t n) {
   }
 }
 
+// ---- random numbers --------------------------------------------------------------------------
+// Note [CPU random]
+// rand and randn on the CPU (fill_random in cpu_backend.cpp) take Philox4x32-10's words from
+// Kernels::philox, which runs the rounds of src/core/philox.h for W consecutive counters at once
+// (a lane per block), then turn them into f32 by uniform_f32 or normal_f32, a few hundred blocks
+// at a time through a buffer in L1. A round's 32 x 32 -> 64-bit products go through the level's
+// mul_even (PMULUDQ, the products of the even 32-bit lanes), once for the even lanes and once for
+// the odd ones shifted down; the four words of the W blocks, a vector each, are interleaved into
+// element order (word j of block b is element 4b + j) by two rounds of zips. Uniforms are
+// philox::uniform_f32_of bit for bit: an exact conversion and scale, one fused multiply-add (the
+// baseline, without an FMA instruction, calls std::fma a lane), the clamp. Normals follow
+// normal_f32_pair: the logarithm of Note [Box-Muller log] (its series, with an exact quotient),
+// sine and cosine by Cephes' polynomials on [-pi/4, pi/4] after a reduction by multiples of pi/4
+// in three parts, an exact square root. They come out the same on every level, and within a few
+// ulp of libm's (the host's philox::normal_f32) and of the GPU's.
+// (The element's stream position is as in Note [Random streams]; these kernels only compute.)
+// Lent 16-core Xeon, `wick bench --device cpu`, three rounds alternating with the build before
+// (scalar philox.h per block, libm's logf / sinf / cosf): rand f32 of 2^24 elements 11.96-12.49 ->
+// 1.49-1.68 ms, randn 26.9-27.2 -> 2.81-2.93 ms (torch 161 and 152 ms in a run beside it). They
+// stay bound by arithmetic (the ten rounds, Box-Muller), not by memory (0.41 ms at 164 GB/s).
+
+// Per level: a fused multiply-add, the square root and PMULUDQ (each 64-bit lane's product of the
+// low halves of a and b) over W lanes. The baseline has no FMA instruction: std::fma a lane.
+struct RandOpsBase {
+  Vec<4>::F fma(const Vec<4>::F& a, const Vec<4>::F& b, const Vec<4>::F& c) const {
+    Vec<4>::F r;
+    for (int l = 0; l < 4; ++l) r[l] = std::fma(a[l], b[l], c[l]);
+    return r;
+  }
+  Vec<4>::F sqrt(const Vec<4>::F& x) const {
+    Vec<4>::F r;
+    for (int l = 0; l < 4; ++l) r[l] = std::sqrt(x[l]);
+    return r;
+  }
+  Vec<4>::Q mul_even(const Vec<4>::Q& a, const Vec<4>::Q& b) const {
+#ifdef WICK_SIMD_X86
+    return reinterpret_cast<Vec<4>::Q>(_mm_mul_epu32(reinterpret_cast<__m128i>(a), reinterpret_cast<__m128i>(b)));
+#else
+    return (a & 0xffffffffu) * (b & 0xffffffffu);
+#endif
+  }
+};
+
+// Lanes [H * N / 2, H * N / 2 + N / 2) of x and y interleaved: x's first, then y's, lane by lane.
+template <int N, int H, class X, std::size_t... I>
+WICK_INLINE X zip(const X& x, const X& y, std::index_sequence<I...>) {
+  return __builtin_shufflevector(x, y, (I % 2 ? N + H * N / 2 + I / 2 : H * N / 2 + I / 2)...);
+}
+// The even (E = 0) or odd (E = 1) lanes of the 2N lanes x, y.
+template <int N, int E, class X, std::size_t... I>
+WICK_INLINE X unzip(const X& x, const X& y, std::index_sequence<I...>) {
+  return __builtin_shufflevector(x, y, (2 * I + E)...);
+}
+
+// hi, lo = the high and low words of a * m per lane (m's 64-bit lanes each hold the multiplier).
+template <int W, class Ops>
+WICK_INLINE void mulhilo_v(const typename Vec<W>::U& a, const typename Vec<W>::Q& m, typename Vec<W>::U& hi,
+                           typename Vec<W>::U& lo, const Ops& ops) {
+  using U = typename Vec<W>::U;
+  using Q = typename Vec<W>::Q;
+  const Q q = reinterpret_cast<Q>(a);
+  const Q even = ops.mul_even(q, m), odd = ops.mul_even(q >> 32, m);
+  lo = reinterpret_cast<U>((even & 0xffffffffu) | (odd << 32));
+  hi = reinterpret_cast<U>((even >> 32) | (odd & 0xffffffff00000000u));
+}
+
+// The words of the W blocks ctr, ctr + 1, ... (philox::block: counter (low, high, 0, 0), round
+// keys keys[2r], keys[2r + 1]) to w[0 .. 4W) in element order.
+template <int W, class Ops>
+WICK_INLINE void philox_block_v(const uint32_t* keys, uint64_t ctr, uint32_t* w, const Ops& ops) {
+  using U = typename Vec<W>::U;
+  using Q = typename Vec<W>::Q;
+  U lane;
+  for (int l = 0; l < W; ++l) lane[l] = static_cast<uint32_t>(l);
+  const U base = U{} + static_cast<uint32_t>(ctr);
+  U c0 = base + lane;
+  U c1 = (U{} + static_cast<uint32_t>(ctr >> 32)) - reinterpret_cast<U>(c0 < base);  // the carry
+  U c2 = U{}, c3 = U{};
+  const Q m0 = Q{} + 0xD2511F53u, m1 = Q{} + 0xCD9E8D57u;
+  for (int r = 0; r < 10; ++r) {
+    U hi0, lo0, hi1, lo1;
+    mulhilo_v<W>(c0, m0, hi0, lo0, ops);
+    mulhilo_v<W>(c2, m1, hi1, lo1, ops);
+    c0 = hi1 ^ c1 ^ keys[2 * r];
+    c2 = hi0 ^ c3 ^ keys[2 * r + 1];
+    c1 = lo1;
+    c3 = lo0;
+  }
+  using S = std::make_index_sequence<W>;
+  using S2 = std::make_index_sequence<W / 2>;
+  const Q a0 = reinterpret_cast<Q>(zip<W, 0>(c0, c1, S())), a1 = reinterpret_cast<Q>(zip<W, 1>(c0, c1, S()));
+  const Q b0 = reinterpret_cast<Q>(zip<W, 0>(c2, c3, S())), b1 = reinterpret_cast<Q>(zip<W, 1>(c2, c3, S()));
+  store(w, zip<W / 2, 0>(a0, b0, S2()));
+  store(w + W, zip<W / 2, 1>(a0, b0, S2()));
+  store(w + 2 * W, zip<W / 2, 0>(a1, b1, S2()));
+  store(w + 3 * W, zip<W / 2, 1>(a1, b1, S2()));
+}
+
+template <int W, class Ops>
+WICK_INLINE void philox_v(const uint32_t* keys, uint64_t first, int64_t nblocks, uint32_t* words, const Ops& ops) {
+  int64_t b = 0;
+  for (; b + W <= nblocks; b += W) philox_block_v<W>(keys, first + static_cast<uint64_t>(b), words + 4 * b, ops);
+  if (b < nblocks) {
+    uint32_t tail[4 * W];
+    philox_block_v<W>(keys, first + static_cast<uint64_t>(b), tail, ops);
+    __builtin_memcpy(words + 4 * b, tail, static_cast<size_t>(nblocks - b) * 16);
+  }
+}
+
+// philox::unit_f32 of each lane: its top 24 bits times 2^-24, exactly.
+template <int W>
+WICK_INLINE typename Vec<W>::F unit_v(const typename Vec<W>::U& w) {
+  return __builtin_convertvector(reinterpret_cast<typename Vec<W>::I>(w >> 8), typename Vec<W>::F) *
+         5.9604644775390625e-08f;
+}
+
+// f over the words w in steps of `step` (W or 2W) elements, the tail through zero-padded buffers
+// (the same arithmetic for every element).
+template <int W, int Step, class F>
+WICK_INLINE void words_to_f32(const uint32_t* w, float* out, int64_t n, F f) {
+  int64_t i = 0;
+  for (; i + Step <= n; i += Step) f(w + i, out + i);
+  if (i < n) {
+    uint32_t wb[Step] = {};
+    float ob[Step];
+    __builtin_memcpy(wb, w + i, static_cast<size_t>(n - i) * 4);
+    f(wb, ob);
+    __builtin_memcpy(out + i, ob, static_cast<size_t>(n - i) * 4);
+  }
+}
+
+template <int W, class Ops>
+WICK_INLINE void uniform_v(const uint32_t* w, float* out, int64_t n, float lo, float span, float up, const Ops& ops) {
+  using F = typename Vec<W>::F;
+  using U = typename Vec<W>::U;
+  const F lov = F{} + lo, spanv = F{} + span, upv = F{} + up;
+  words_to_f32<W, W>(
+      w, out, n, [&](const uint32_t* wp, float* op) __attribute__((always_inline)) {
+        const F r = ops.fma(unit_v<W>(load<U>(wp)), spanv, lov);
+        store(op, r < upv ? r : upv);  // fminf: up where r is NaN
+      });
+}
+
+// log(u) for u in [2^-24, 1] (Note [Box-Muller log]).
+template <int W, class Ops>
+WICK_INLINE typename Vec<W>::F log_unit_v(const typename Vec<W>::F& u, const Ops& ops) {
+  using F = typename Vec<W>::F;
+  using I = typename Vec<W>::I;
+  using U = typename Vec<W>::U;
+  const U bits = reinterpret_cast<U>(u);
+  const I e = reinterpret_cast<I>(bits - 0x3f3504f3u) >> 23;
+  const F m = reinterpret_cast<F>(bits - (reinterpret_cast<U>(e) << 23));
+  const F s = (m - 1.0f) / (m + 1.0f), s2 = s * s;
+  const F p =
+      ops.fma(ops.fma(ops.fma(s2, F{} + 1.0f / 9.0f, F{} + 1.0f / 7.0f), s2, F{} + 1.0f / 5.0f), s2, F{} + 1.0f / 3.0f);
+  const F s_2 = s * 2.0f;
+  return ops.fma(__builtin_convertvector(e, F), F{} + 0.693147180559945309f, ops.fma(s_2, s2 * p, s_2));
+}
+
+// sin(t) and cos(t) for t in [-pi, pi]: t = j pi/4 + x with j even and |x| <= pi/4 (pi/4 in three
+// parts, each product by j exact), Cephes' sinf / cosf polynomials in x, swapped and negated by
+// the quadrant j / 2 and the sign of t.
+template <int W>
+WICK_INLINE void sincos_v(const typename Vec<W>::F& t, typename Vec<W>::F& s, typename Vec<W>::F& c) {
+  using F = typename Vec<W>::F;
+  using I = typename Vec<W>::I;
+  using U = typename Vec<W>::U;
+  const U sign = reinterpret_cast<U>(t) & 0x80000000u;
+  const F a = reinterpret_cast<F>(reinterpret_cast<U>(t) & 0x7fffffffu);
+  const I j = (__builtin_convertvector(a * 1.27323954473516f, I) + 1) & ~1;
+  const F y = __builtin_convertvector(j, F);
+  const F x = ((a - y * 0.78515625f) - y * 2.4187564849853515625e-4f) - y * 3.77489497744594108e-8f;
+  const F z = x * x;
+  const F sp = ((z * -1.9515295891e-4f + 8.3321608736e-3f) * z - 1.6666654611e-1f) * z * x + x;
+  const F cp =
+      ((z * 2.443315711809948e-5f - 1.388731625493765e-3f) * z + 4.166664568298827e-2f) * z * z - z * 0.5f + 1.0f;
+  const I q = j >> 1;
+  const I swap = (q & 1) != 0;
+  const F sr = swap ? cp : sp, cr = swap ? sp : cp;
+  const U s_neg = (reinterpret_cast<U>((q & 2) != 0) & 0x80000000u) ^ sign;
+  const U c_neg = reinterpret_cast<U>(((q + 1) & 2) != 0) & 0x80000000u;
+  s = reinterpret_cast<F>(reinterpret_cast<U>(sr) ^ s_neg);
+  c = reinterpret_cast<F>(reinterpret_cast<U>(cr) ^ c_neg);
+}
+
+// out[2p], out[2p + 1] = the normals of words w[2p], w[2p + 1] (philox::normal_f32_pair).
+template <int W, class Ops>
+WICK_INLINE void normal_v(const uint32_t* w, float* out, int64_t n, float mean, float std, const Ops& ops) {
+  using F = typename Vec<W>::F;
+  using U = typename Vec<W>::U;
+  using S = std::make_index_sequence<W>;
+  const F meanv = F{} + mean, stdv = F{} + std;
+  words_to_f32<W, 2 * W>(
+      w, out, n, [&](const uint32_t* wp, float* op) __attribute__((always_inline)) {
+        const U x = load<U>(wp), y = load<U>(wp + W);
+        const F u1 = 1.0f - unit_v<W>(unzip<W, 0>(x, y, S()));
+        const F theta =
+            ops.fma(F{} + 6.28318530717958647692f, unit_v<W>(unzip<W, 1>(x, y, S())), F{} - 3.14159265358979323846f);
+        const F r = ops.sqrt(log_unit_v<W>(u1, ops) * -2.0f);
+        F sn, cs;
+        sincos_v<W>(theta, sn, cs);
+        const F z0 = ops.fma(r * cs, stdv, meanv), z1 = ops.fma(r * sn, stdv, meanv);
+        store(op, zip<W, 0>(z0, z1, S()));
+        store(op + W, zip<W, 1>(z0, z1, S()));
+      });
+}
+
 // ---- matrix-vector products ------------------------------------------------------------------
 
 // A load of W f32 lanes, as the widening loads below (Load of the kernels).
@@ -612,36 +820,51 @@ struct LoadF16Base {
 
 // ---- the three levels ------------------------------------------------------------------------
 
-#define WICK_SIMD_LEVEL(suffix, W, ATTR)                                                                       \
-  ATTR void exp_##suffix(const float* in, float* out, int64_t n) {                                            \
-    unary_f32<W>(in, out, n, [](const Vec<W>::F& x) __attribute__((always_inline)) { return exp_v<W>(x); });        \
-  }                                                                                                           \
-  ATTR void sigmoid_##suffix(const float* in, float* out, int64_t n) {                                        \
-    unary_f32<W>(in, out, n,                                                                                  \
-                 [](const Vec<W>::F& x) __attribute__((always_inline)) { return act_v<W, Act::Sigmoid>(x); });       \
-  }                                                                                                           \
-  ATTR void silu_##suffix(const float* in, float* out, int64_t n) {                                           \
-    unary_f32<W>(in, out, n, [](const Vec<W>::F& x) __attribute__((always_inline)) { return act_v<W, Act::Silu>(x); }); \
-  }                                                                                                           \
-  ATTR void gelu_##suffix(const float* in, float* out, int64_t n) {                                           \
-    unary_f32<W>(in, out, n, [](const Vec<W>::F& x) __attribute__((always_inline)) { return act_v<W, Act::Gelu>(x); }); \
-  }                                                                                                           \
-  ATTR void f32_to_bf16_##suffix(const float* in, uint16_t* out, int64_t n) { f32_to_bf16_v<W>(in, out, n); } \
-  ATTR void bf16_to_f32_##suffix(const uint16_t* in, float* out, int64_t n) { bf16_to_f32_v<W>(in, out, n); } \
-  ATTR float max_##suffix(const float* x, int64_t n) { return minmax_v<W, true>(x, n); }                    \
-  ATTR float min_##suffix(const float* x, int64_t n) { return minmax_v<W, false>(x, n); }                   \
-  ATTR float sum16_##suffix(const float* x, int64_t n) { return sum16_v<W>(x, n); }                          \
-  ATTR float exp_sum16_##suffix(const float* in, float* out, int64_t n, float shift) {                        \
-    return exp_sum16_v<W>(in, out, n, shift);                                                                 \
-  }                                                                                                           \
-  ATTR void div_##suffix(float* x, int64_t n, float d) { div_v<W>(x, n, d); }                                \
-  ATTR float sumsq16_##suffix(const float* x, int64_t n, float shift) { return sumsq16_v<W>(x, n, shift); }  \
-  ATTR void norm_##suffix(const float* in, float* out, int64_t n, float shift, float s, const float* w,       \
-                          const float* b) {                                                                   \
-    norm_v<W>(in, out, n, shift, s, w, b);                                                                    \
+#define WICK_SIMD_LEVEL(suffix, W, ATTR, OPS)                                                                          \
+  ATTR void exp_##suffix(const float* in, float* out, int64_t n) {                                                     \
+    unary_f32<W>(                                                                                                      \
+        in, out, n, [](const Vec<W>::F& x) __attribute__((always_inline)) { return exp_v<W>(x); });                    \
+  }                                                                                                                    \
+  ATTR void sigmoid_##suffix(const float* in, float* out, int64_t n) {                                                 \
+    unary_f32<W>(                                                                                                      \
+        in, out, n, [](const Vec<W>::F& x) __attribute__((always_inline)) { return act_v<W, Act::Sigmoid>(x); });      \
+  }                                                                                                                    \
+  ATTR void silu_##suffix(const float* in, float* out, int64_t n) {                                                    \
+    unary_f32<W>(                                                                                                      \
+        in, out, n, [](const Vec<W>::F& x) __attribute__((always_inline)) { return act_v<W, Act::Silu>(x); });         \
+  }                                                                                                                    \
+  ATTR void gelu_##suffix(const float* in, float* out, int64_t n) {                                                    \
+    unary_f32<W>(                                                                                                      \
+        in, out, n, [](const Vec<W>::F& x) __attribute__((always_inline)) { return act_v<W, Act::Gelu>(x); });         \
+  }                                                                                                                    \
+  ATTR void f32_to_bf16_##suffix(const float* in, uint16_t* out, int64_t n) { f32_to_bf16_v<W>(in, out, n); }          \
+  ATTR void bf16_to_f32_##suffix(const uint16_t* in, float* out, int64_t n) { bf16_to_f32_v<W>(in, out, n); }          \
+  ATTR float max_##suffix(const float* x, int64_t n) { return minmax_v<W, true>(x, n); }                               \
+  ATTR float min_##suffix(const float* x, int64_t n) { return minmax_v<W, false>(x, n); }                              \
+  ATTR float sum16_##suffix(const float* x, int64_t n) { return sum16_v<W>(x, n); }                                    \
+  ATTR float exp_sum16_##suffix(const float* in, float* out, int64_t n, float shift) {                                 \
+    return exp_sum16_v<W>(in, out, n, shift);                                                                          \
+  }                                                                                                                    \
+  ATTR void div_##suffix(float* x, int64_t n, float d) { div_v<W>(x, n, d); }                                          \
+  ATTR float sumsq16_##suffix(const float* x, int64_t n, float shift) { return sumsq16_v<W>(x, n, shift); }            \
+  ATTR void norm_##suffix(const float* in, float* out, int64_t n, float shift, float s, const float* w,                \
+                          const float* b) {                                                                            \
+    norm_v<W>(in, out, n, shift, s, w, b);                                                                             \
+  }                                                                                                                    \
+  ATTR __attribute__((flatten)) void philox_##suffix(const uint32_t* keys, uint64_t first, int64_t nblocks,            \
+                                                     uint32_t* words) {                                                \
+    philox_v<W>(keys, first, nblocks, words, OPS{});                                                                   \
+  }                                                                                                                    \
+  ATTR __attribute__((flatten)) void uniform_##suffix(const uint32_t* w, float* out, int64_t n, float lo, float span,  \
+                                                      float up) {                                                      \
+    uniform_v<W>(w, out, n, lo, span, up, OPS{});                                                                      \
+  }                                                                                                                    \
+  ATTR                                                                                                                 \
+      __attribute__((flatten)) void normal_##suffix(const uint32_t* w, float* out, int64_t n, float mean, float std) { \
+    normal_v<W>(w, out, n, mean, std, OPS{});                                                                          \
   }
 
-WICK_SIMD_LEVEL(base, 4, )
+WICK_SIMD_LEVEL(base, 4, , RandOpsBase)
 
 void fill_base(void* dst, int64_t nbytes, uint64_t pattern, bool stream) {
   fill_v<4>(dst, nbytes, pattern, stream ? kStreamBase : nullptr);
@@ -658,17 +881,38 @@ WICK_DOT(uint16_t, bf16_base, 4, , LoadBf16<4>, ScalarBf16)
 WICK_DOT(uint16_t, f16_base, 4, , LoadF16Base, ScalarF16)
 WICK_DOT(float, f32_base, 4, , LoadF32<4>, ScalarF32)
 
-constexpr Kernels kBase{f32_to_f16_base, f16_to_f32_base, f32_to_bf16_base, bf16_to_f32_base, exp_base, sigmoid_base,
-                        silu_base, gelu_base, max_base, min_base, sum16_base, exp_sum16_base, div_base, sumsq16_base,
-                        norm_base, fill_base, dot_bf16_base, dot_f16_base, dot_f32_base, axpy_bf16_base,
-                        axpy_f16_base, axpy_f32_base};
+constexpr Kernels kBase{f32_to_f16_base, f16_to_f32_base, f32_to_bf16_base, bf16_to_f32_base, exp_base,
+                        sigmoid_base,    silu_base,       gelu_base,        max_base,         min_base,
+                        sum16_base,      exp_sum16_base,  div_base,         sumsq16_base,     norm_base,
+                        fill_base,       dot_bf16_base,   dot_f16_base,     dot_f32_base,     axpy_bf16_base,
+                        axpy_f16_base,   axpy_f32_base,   philox_base,      uniform_base,     normal_base};
 
 #ifdef WICK_SIMD_X86
 #define WICK_AVX2 __attribute__((target("avx2,fma,f16c")))
 #define WICK_AVX512 __attribute__((target("avx512f,avx2,fma,f16c")))
 
-WICK_SIMD_LEVEL(avx2, 8, WICK_AVX2)
-WICK_SIMD_LEVEL(avx512, 16, WICK_AVX512)
+// The random kernels' operations at 8 and 16 lanes (RandOpsBase).
+struct RandOpsAvx2 {
+  WICK_AVX2 Vec<8>::F fma(const Vec<8>::F& a, const Vec<8>::F& b, const Vec<8>::F& c) const {
+    return _mm256_fmadd_ps(a, b, c);
+  }
+  WICK_AVX2 Vec<8>::F sqrt(const Vec<8>::F& x) const { return _mm256_sqrt_ps(x); }
+  WICK_AVX2 Vec<8>::Q mul_even(const Vec<8>::Q& a, const Vec<8>::Q& b) const {
+    return reinterpret_cast<Vec<8>::Q>(_mm256_mul_epu32(reinterpret_cast<__m256i>(a), reinterpret_cast<__m256i>(b)));
+  }
+};
+struct RandOpsAvx512 {
+  WICK_AVX512 Vec<16>::F fma(const Vec<16>::F& a, const Vec<16>::F& b, const Vec<16>::F& c) const {
+    return _mm512_fmadd_ps(a, b, c);
+  }
+  WICK_AVX512 Vec<16>::F sqrt(const Vec<16>::F& x) const { return _mm512_sqrt_ps(x); }
+  WICK_AVX512 Vec<16>::Q mul_even(const Vec<16>::Q& a, const Vec<16>::Q& b) const {
+    return reinterpret_cast<Vec<16>::Q>(_mm512_mul_epu32(reinterpret_cast<__m512i>(a), reinterpret_cast<__m512i>(b)));
+  }
+};
+
+WICK_SIMD_LEVEL(avx2, 8, WICK_AVX2, RandOpsAvx2)
+WICK_SIMD_LEVEL(avx512, 16, WICK_AVX512, RandOpsAvx512)
 
 WICK_AVX2 void stream_avx2(char* p, int64_t n, uint64_t q) {
   const __m256i v = _mm256_set1_epi64x(static_cast<long long>(q));
@@ -752,15 +996,17 @@ WICK_DOT(uint16_t, bf16_avx512, 16, WICK_AVX512, LoadBf16Avx512, ScalarBf16)
 WICK_DOT(uint16_t, f16_avx512, 16, WICK_AVX512, LoadF16Avx512, ScalarF16)
 WICK_DOT(float, f32_avx512, 16, WICK_AVX512, LoadF32<16>, ScalarF32)
 
-constexpr Kernels kAvx2{f32_to_f16_avx2, f16_to_f32_avx2, f32_to_bf16_avx2, bf16_to_f32_avx2, exp_avx2, sigmoid_avx2,
-                        silu_avx2, gelu_avx2, max_avx2, min_avx2, sum16_avx2, exp_sum16_avx2, div_avx2, sumsq16_avx2,
-                        norm_avx2, fill_avx2, dot_bf16_avx2, dot_f16_avx2, dot_f32_avx2, axpy_bf16_avx2,
-                        axpy_f16_avx2, axpy_f32_avx2};
-constexpr Kernels kAvx512{f32_to_f16_avx512, f16_to_f32_avx512, f32_to_bf16_avx512, bf16_to_f32_avx512, exp_avx512,
-                          sigmoid_avx512, silu_avx512, gelu_avx512, max_avx512, min_avx512, sum16_avx512,
-                          exp_sum16_avx512, div_avx512, sumsq16_avx512, norm_avx512, fill_avx512,
-                          dot_bf16_avx512, dot_f16_avx512, dot_f32_avx512, axpy_bf16_avx512, axpy_f16_avx512,
-                          axpy_f32_avx512};
+constexpr Kernels kAvx2{f32_to_f16_avx2, f16_to_f32_avx2, f32_to_bf16_avx2, bf16_to_f32_avx2, exp_avx2,
+                        sigmoid_avx2,    silu_avx2,       gelu_avx2,        max_avx2,         min_avx2,
+                        sum16_avx2,      exp_sum16_avx2,  div_avx2,         sumsq16_avx2,     norm_avx2,
+                        fill_avx2,       dot_bf16_avx2,   dot_f16_avx2,     dot_f32_avx2,     axpy_bf16_avx2,
+                        axpy_f16_avx2,   axpy_f32_avx2,   philox_avx2,      uniform_avx2,     normal_avx2};
+constexpr Kernels kAvx512{
+    f32_to_f16_avx512, f16_to_f32_avx512, f32_to_bf16_avx512, bf16_to_f32_avx512, exp_avx512,
+    sigmoid_avx512,    silu_avx512,       gelu_avx512,        max_avx512,         min_avx512,
+    sum16_avx512,      exp_sum16_avx512,  div_avx512,         sumsq16_avx512,     norm_avx512,
+    fill_avx512,       dot_bf16_avx512,   dot_f16_avx512,     dot_f32_avx512,     axpy_bf16_avx512,
+    axpy_f16_avx512,   axpy_f32_avx512,   philox_avx512,      uniform_avx512,     normal_avx512};
 
 // Whether the AMX tiles can multiply bf16 here: AMX-TILE and AMX-BF16 (CPUID leaf 7, sub-leaf 0,
 // EDX bits 24 and 22), their state enabled by the OS (XCR0 bits 17 and 18, XTILECFG and

@@ -88,6 +88,15 @@ struct Kernels {
   // products]).
   MatVecFn<uint16_t> axpy_bf16, axpy_f16;
   MatVecFn<float> axpy_f32;
+  // The random ops' words and their f32 values (Note [CPU random] in simd.cpp). philox: the
+  // Philox4x32-10 blocks first, first + 1, ..., nblocks of them, under the round keys `keys`
+  // (philox::Keys::k, 10 rounds x 2 words), block b's four words to words[4b .. 4b + 3]: the bits of
+  // philox::block. uniform_f32: out[i] = philox::uniform_f32_of(w[i], lo, span, up), bit for bit.
+  // normal_f32 (n even): out[2p], out[2p + 1] = the Box-Muller pair of w[2p], w[2p + 1] as
+  // philox::normal_f32_pair computes it, with this file's logarithm, sine and cosine.
+  void (*philox)(const uint32_t* keys, uint64_t first, int64_t nblocks, uint32_t* words);
+  void (*uniform_f32)(const uint32_t* w, float* out, int64_t n, float lo, float span, float up);
+  void (*normal_f32)(const uint32_t* w, float* out, int64_t n, float mean, float std);
 };
 
 // The kernels of one level; throws wick::UnsupportedError above detected().
