@@ -299,6 +299,34 @@ TEST_P(Views, ContiguousCopiesOnlyWhenNeeded) {
   EXPECT_EQ(vals(x.t().clone()), vals(x.t().contiguous()));
 }
 
+// Copies of transposed views in every dtype (the CPU's transposing kernel takes 2-, 4- and 8-byte
+// elements, Note [CPU transpose]; the others and other devices their general paths): sizes with
+// and without whole blocks, batched, narrowed (a row stride wider than the rows) and offset views.
+TEST_P(Views, TransposedCopiesOfEveryType) {
+  const Device d = GetParam();
+  for (DType dt : {DType::U8, DType::BF16, DType::F16, DType::F32, DType::U32, DType::F64, DType::I64}) {
+    SCOPED_TRACE(dtype_name(dt));
+    // values below 256, exact in every dtype
+    std::vector<int64_t> xv(3 * 70 * 45);
+    for (size_t e = 0; e < xv.size(); ++e) xv[e] = static_cast<int64_t>(e * 37 % 251);
+    const Tensor x = Tensor::from_vector(xv, {3, 70, 45}, d).to_dtype(dt);
+    auto at = [&](int64_t b, int64_t i, int64_t j) { return xv[static_cast<size_t>((b * 70 + i) * 45 + j)]; };
+    std::vector<int64_t> want;
+    for (int64_t b = 0; b < 3; ++b)
+      for (int64_t j = 0; j < 45; ++j)
+        for (int64_t i = 0; i < 70; ++i) want.push_back(at(b, i, j));
+    EXPECT_EQ(vals(x.transpose(1, 2).contiguous().to_dtype(DType::I64)), want) << "batched";
+    want.clear();
+    for (int64_t j = 0; j < 45; ++j)
+      for (int64_t i = 0; i < 70; ++i) want.push_back(at(1, i, j));
+    EXPECT_EQ(vals(x.select(0, 1).t().contiguous().to_dtype(DType::I64)), want) << "offset";
+    want.clear();
+    for (int64_t j = 3; j < 43; ++j)
+      for (int64_t i = 0; i < 70; ++i) want.push_back(at(2, i, j));
+    EXPECT_EQ(vals(x.select(0, 2).narrow(1, 3, 40).t().contiguous().to_dtype(DType::I64)), want) << "narrowed";
+  }
+}
+
 template <class E, class F>
 void expect_error(F&& f, const std::vector<std::string>& parts) {
   try {

@@ -478,6 +478,35 @@ TEST(CpuSimd, RandomKernels) {
   }
 }
 
+// The transpose kernel (Note [CPU transpose]) on every level, for each element size, on sizes with
+// and without whole blocks and strides with gaps: every element moved, nothing else written.
+TEST(CpuSimd, TransposeKernel) {
+  std::mt19937 rng(31);
+  for (simd::Isa isa : levels()) {
+    const simd::Kernels& kn = simd::kernels(isa);
+    for (int es : {2, 4, 8})
+      for (int64_t rows : {1, 7, 8, 16, 33, 64})
+        for (int64_t cols : {1, 5, 16, 17, 64}) {
+          SCOPED_TRACE(std::string(simd::isa_name(isa)) + " " + std::to_string(es) + "-byte, " + std::to_string(rows) +
+                       " x " + std::to_string(cols));
+          const int64_t lds = rows + 3, ldd = cols + 2;  // src: cols runs of rows elements
+          std::vector<unsigned char> src(static_cast<size_t>(cols * lds * es)),
+              dst(static_cast<size_t>(rows * ldd * es));
+          for (auto& b : src) b = static_cast<unsigned char>(rng());
+          for (auto& b : dst) b = 0xa5;
+          kn.transpose(src.data(), lds, dst.data(), ldd, rows, cols, es);
+          for (int64_t i = 0; i < rows; ++i)
+            for (int64_t j = 0; j < ldd; ++j)
+              for (int e = 0; e < es; ++e) {
+                const unsigned char want =
+                    j < cols ? src[static_cast<size_t>((j * lds + i) * es + e)] : static_cast<unsigned char>(0xa5);
+                ASSERT_EQ(dst[static_cast<size_t>((i * ldd + j) * es + e)], want)
+                    << "element (" << i << ", " << j << ")";
+              }
+        }
+  }
+}
+
 // The ops built on these kernels give the same bits for an element whatever the layout: a
 // transposed or narrowed view goes through the kernel too (staged), not through a scalar path.
 TEST(CpuSimd, OpsGiveTheSameBitsOnEveryLayout) {

@@ -339,7 +339,32 @@ void CpuBackend::rand_normal(const TensorArg& dst, double mean, double std, Rand
       "rand_normal");
 }
 
+namespace {
+
+// A same-type copy of a source transposed against a row-major dst (x.t().contiguous()) by simd's
+// transpose kernel, a tile at a time (Note [CPU transpose] in simd.cpp); false, having written
+// nothing, where the operands are not so laid out or the elements are not of 2, 4 or 8 bytes.
+bool copy_transposed(const TensorArg& src, const TensorArg& dst) {
+  const int64_t es = dtype_size(dst.dtype);
+  if (src.dtype != dst.dtype || (es != 2 && es != 4 && es != 8)) return false;
+  const Collapsed<2> c = collapse<2>(dst.shape(), {&dst.layout.strides(), &src.layout.strides()});
+  const size_t rank = c.shape.size();
+  if (c.numel == 0 || !transposed_operand(c, 1) || transposed_operand(c, 0) || c.strides[0][rank - 1] != 1)
+    return false;
+  const int64_t dr = c.strides[0][rank - 2], sc = c.strides[1][rank - 1];
+  char* const out = static_cast<char*>(dst.data) + dst.layout.offset() * es;
+  const char* const in = static_cast<const char*>(src.data) + src.layout.offset() * es;
+  const auto kernel = simd::kernels().transpose;
+  for_each_tile_block<2>(c, [&](const std::array<int64_t, 2>& off, int64_t i0, int64_t j0, int64_t ni, int64_t nj) {
+    kernel(in + (off[1] + i0 + j0 * sc) * es, sc, out + (off[0] + i0 * dr + j0) * es, dr, ni, nj, static_cast<int>(es));
+  });
+  return true;
+}
+
+}  // namespace
+
 void CpuBackend::cast(const TensorArg& src, const TensorArg& dst) {
+  if (copy_transposed(src, dst)) return;
   dispatch(src.dtype, [&]<class S>() {
     dispatch(dst.dtype, [&]<class D>() {
       if (const auto kernel = simd::converter<D, S>()) return map_vec<D, S>(kernel, dst, src);

@@ -97,6 +97,9 @@ struct Kernels {
   void (*philox)(const uint32_t* keys, uint64_t first, int64_t nblocks, uint32_t* words);
   void (*uniform_f32)(const uint32_t* w, float* out, int64_t n, float lo, float span, float up);
   void (*normal_f32)(const uint32_t* w, float* out, int64_t n, float mean, float std);
+  // dst[i * ldd + j] = src[j * lds + i] for i < rows, j < cols, elements of esize bytes (2, 4 or 8;
+  // strides in elements): a block of a transposed copy (Note [CPU transpose] in simd.cpp).
+  void (*transpose)(const void* src, int64_t lds, void* dst, int64_t ldd, int64_t rows, int64_t cols, int esize);
 };
 
 // The kernels of one level; throws wick::UnsupportedError above detected().
