@@ -239,6 +239,30 @@ TEST_P(IndexTest, CopyFromIntoATransposedWindow) {
   EXPECT_THROW(view.copy_from(f32({1, 2, 3}, {3}, d)), ShapeError);
 }
 
+// A source that shares bytes with the destination is read as it was before the copy: a matrix
+// into its own transpose (large enough for the CPU's tiled transpose), a window shifted by one, a
+// broadcast of one of the destination's own rows; the very same view copies onto itself.
+TEST_P(IndexTest, CopyFromAnOverlappingSource) {
+  const Device d = GetParam();
+  const int64_t n = 100;
+  std::vector<float> v(n * n);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
+  Tensor x = f32(v, {n, n}, d);
+  x.copy_from(x.t());
+  const std::vector<float> got = x.to_vector<float>();
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      ASSERT_EQ(got[static_cast<size_t>(i * n + j)], v[static_cast<size_t>(j * n + i)]) << i << ", " << j;
+  Tensor r = f32({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {10}, d);
+  r.narrow(0, 1, 9).copy_from(r.narrow(0, 0, 9));
+  EXPECT_EQ(r.to_vector<float>(), (std::vector<float>{0, 0, 1, 2, 3, 4, 5, 6, 7, 8}));
+  Tensor m = f32({1, 2, 3, 4, 5, 6}, {3, 2}, d);
+  m.copy_from(m.select(0, 2));
+  EXPECT_EQ(m.to_vector<float>(), (std::vector<float>{5, 6, 5, 6, 5, 6}));
+  m.copy_from(m);
+  EXPECT_EQ(m.to_vector<float>(), (std::vector<float>{5, 6, 5, 6, 5, 6}));
+}
+
 WICK_INSTANTIATE_DEVICES(IndexTest);
 
 }  // namespace

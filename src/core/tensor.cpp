@@ -329,6 +329,17 @@ void Tensor::copy_from(const Tensor& src_in) {
     }
   }
   if (numel() == 0) return;
+  // A source that shares bytes with this view (x.copy_from(x.t()), a shifted window of the same
+  // rows) would be read after some of its elements were written: copy it out first, unless it is
+  // this very view.
+  const Layout& sl = src.layout();
+  const bool same_view = src.dtype() == dtype_ && sl.offset() == layout_.offset() && sl.strides() == layout_.strides();
+  if (src.storage() == storage_ && !same_view) {
+    const int64_t se = dtype_size(src.dtype()), de = dtype_size(dtype_);
+    if (sl.min_index() * se < layout_.max_index_exclusive() * de &&
+        layout_.min_index() * de < sl.max_index_exclusive() * se)
+      src = src.clone();
+  }
   front::before_write(*this);
   backend(*this).cast(TensorArg(src), TensorArg(*this));
 }

@@ -279,8 +279,8 @@ namespace {
 // (row-major) index comes from Philox block i / G::kPer. The blocks' words come from simd's philox
 // kernel, kRandomBlocks at a time into a buffer, and become values by its uniform_f32 / normal_f32
 // (Note [CPU random] in simd.cpp) for every type but f64, rounded once to T; f64 takes its values
-// from the words by g.from_words, philox.h's expressions. A strided dst is filled through a
-// contiguous buffer.
+// from the words by g.values, philox.h's expressions. A strided dst is filled through a contiguous
+// buffer.
 constexpr int64_t kRandomBlocks = 256;
 
 template <class T, class G>
@@ -304,7 +304,9 @@ void fill_random(const TensorArg& dst, const G& g) {
         }
       } else {
         constexpr bool kUniform = std::is_same_v<G, philox::Uniform<T>>;
-        float* f = vals;  // f32 straight into dst, but for a last block's normals that dst ends within
+        // f32 goes straight into dst, except for normals whose last block dst ends within (the
+        // kernel writes whole blocks of normals)
+        float* f = vals;
         if constexpr (std::is_same_v<T, float>)
           if (kUniform || m == nb * P) f = out + i0;
         if constexpr (kUniform) {
