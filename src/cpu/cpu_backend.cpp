@@ -348,7 +348,8 @@ namespace {
 // nothing, where the operands are not so laid out or the elements are not of 2, 4 or 8 bytes.
 bool copy_transposed(const TensorArg& src, const TensorArg& dst) {
   const int64_t es = dtype_size(dst.dtype);
-  if (src.dtype != dst.dtype || (es != 2 && es != 4 && es != 8)) return false;
+  // (a contiguous source, the common cast, is ruled out before collapsing the layouts)
+  if (src.dtype != dst.dtype || (es != 2 && es != 4 && es != 8) || src.layout.is_contiguous()) return false;
   const Collapsed<2> c = collapse<2>(dst.shape(), {&dst.layout.strides(), &src.layout.strides()});
   const size_t rank = c.shape.size();
   if (c.numel == 0 || !transposed_operand(c, 1) || transposed_operand(c, 0) || c.strides[0][rank - 1] != 1)

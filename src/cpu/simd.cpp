@@ -626,11 +626,9 @@ WICK_INLINE void transpose_v(const void* src_v, int64_t lds, void* dst_v, int64_
   for (int64_t j = 0; j < cb; j += L)
     for (int64_t i = 0; i < rb; i += L)
       transpose_block_v<V, L>(src + (j * lds + i) * es, lds, dst + (i * ldd + j) * es, ldd);
-  auto one = [&](int64_t i, int64_t j) __attribute__((always_inline)) {
-    __builtin_memcpy(dst + (i * ldd + j) * es, src + (j * lds + i) * es, es);
-  };
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = i < rb ? cb : 0; j < cols; ++j) one(i, j);
+  for (int64_t i = 0; i < rows; ++i)  // the edges, element by element
+    for (int64_t j = i < rb ? cb : 0; j < cols; ++j)
+      __builtin_memcpy(dst + (i * ldd + j) * es, src + (j * lds + i) * es, es);
 }
 
 // ---- matrix-vector products ------------------------------------------------------------------
