@@ -4,6 +4,7 @@
 // every vector level (below those, the operands are widened to f32 for OpenBLAS).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -277,6 +278,95 @@ TEST(CpuF32Matmul, GemmBatchesSharedOperandsAndEmptyK) {
   batches_shared_operands_and_empty_k<float>(simd::Isa::Avx512);
 }
 
+// AMX with the weight in place (Note [AMX GEMM with the weight in place]): c = a @ W^T for a few
+// rows of a, W stored [n, k] with 64-byte aligned rows (a row stride of k rounded up to 32, with or
+// without a gap), against f64, and bit for bit against the same values of W at a row stride that
+// rules the path out (the packed GEMM); c in three layouts, a in two, sizes off the tiles (32 rows
+// of W, 16 and 32 rows of a, 32 elements of k), and a batch of products sharing a.
+TEST(CpuBf16Matmul, AmxWeightInPlace) {
+  if (simd::detected() < simd::Isa::Amx) GTEST_SKIP() << "no AMX on this cpu: the path runs only there";
+  const simd::Isa isa = simd::Isa::Amx;
+  std::mt19937 rng(17);
+  // A buffer of at least n bf16 whose data starts 64-byte aligned.
+  struct Aligned {
+    std::vector<bf16> v;
+    bf16* p;
+    explicit Aligned(int64_t n) : v(static_cast<size_t>(n + 32), bf16(0.0f)) {
+      const uintptr_t at = reinterpret_cast<uintptr_t>(v.data());
+      p = v.data() + (64 - at % 64) % 64 / sizeof(bf16);
+    }
+  };
+  int turn = 0;
+  for (int64_t m : {1, 3, 16, 17, 32, 40, 64})
+    for (int64_t n : {1, 31, 32, 33, 100})
+      for (int64_t k : {1, 31, 32, 33, 64, 100, 300}) {
+        const int64_t ldw = (k + 31) / 32 * 32 + (turn % 2) * 32, ldu = k + 1;
+        const Layout2 la = turn % 3 == 0 ? Layout2{"column-major", 1, m} : Layout2{"row-major", k, 1};
+        const Layout2 lc = turn % 4 == 1   ? Layout2{"column-major", 1, m}
+                           : turn % 4 == 3 ? Layout2{"no unit stride", 2 * n + 1, 2}
+                                           : Layout2{"row-major", n, 1};
+        ++turn;
+        SCOPED_TRACE("m " + std::to_string(m) + " n " + std::to_string(n) + " k " + std::to_string(k) +
+                     ", W's row stride " + std::to_string(ldw) + ", a " + la.name + ", c " + lc.name);
+        const std::vector<bf16> a = random_values<bf16>(la.size(m, k), rng), wv = random_values<bf16>(n * k, rng);
+        Aligned w(n * ldw), wu(n * ldu + 1);
+        for (int64_t j = 0; j < n; ++j)
+          for (int64_t p = 0; p < k; ++p) {
+            w.p[j * ldw + p] = wv[static_cast<size_t>(j * k + p)];
+            wu.p[1 + j * ldu + p] = wv[static_cast<size_t>(j * k + p)];  // rows off 64-byte boundaries
+          }
+        std::vector<bf16> c(static_cast<size_t>(lc.size(m, n)), bf16(7.0f)), cu = c;
+        const cpu::Bf16Gemm g{{a.data(), m, k, la.rs, la.cs}, {w.p, k, n, 1, ldw}, {c.data(), m, n, lc.rs, lc.cs}};
+        const cpu::Bf16Gemm gu{
+            {a.data(), m, k, la.rs, la.cs}, {wu.p + 1, k, n, 1, ldu}, {cu.data(), m, n, lc.rs, lc.cs}};
+        ASSERT_TRUE(cpu::bf16_weight_in_place(g, isa));
+        ASSERT_FALSE(cpu::bf16_weight_in_place(gu, isa));
+        cpu::gemm_bf16(
+            1, [&](int64_t) { return g; }, isa);
+        cpu::gemm_bf16(
+            1, [&](int64_t) { return gu; }, isa);
+        for (size_t e = 0; e < c.size(); ++e) ASSERT_EQ(c[e].bits, cu[e].bits) << "at " << e;
+        std::vector<bool> inside(c.size(), false);
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            double want = 0, mag = 0;
+            for (int64_t p = 0; p < k; ++p) {
+              const double x = value(a[static_cast<size_t>(i * la.rs + p * la.cs)]) * value(w.p[j * ldw + p]);
+              want += x;
+              mag += std::abs(x);
+            }
+            const size_t at = static_cast<size_t>(i * lc.rs + j * lc.cs);
+            inside[at] = true;
+            ASSERT_LE(std::abs(value(c[at]) - want), testing::sum_error_bound(want, mag, k, 0x1p-8))
+                << "element (" << i << ", " << j << ")";
+          }
+        for (size_t e = 0; e < c.size(); ++e) {
+          if (!inside[e]) {
+            ASSERT_EQ(c[e].bits, bf16(7.0f).bits) << "outside c, at " << e;
+          }
+        }
+      }
+  // Three products sharing a, each with its own W, in one call: each as it comes alone.
+  const int64_t m = 20, n = 70, k = 96, count = 3;
+  const std::vector<bf16> a = random_values<bf16>(m * k, rng), wv = random_values<bf16>(count * n * k, rng);
+  Aligned w(count * n * k);
+  std::copy(wv.begin(), wv.end(), w.p);
+  std::vector<bf16> c(static_cast<size_t>(count * m * n)), one(static_cast<size_t>(m * n));
+  auto product = [&](int64_t i, bf16* out) {
+    return cpu::Bf16Gemm{{a.data(), m, k, k, 1}, {w.p + i * n * k, k, n, 1, k}, {out, m, n, n, 1}};
+  };
+  ASSERT_TRUE(cpu::bf16_weight_in_place(product(0, c.data()), isa));
+  cpu::gemm_bf16(
+      count, [&](int64_t i) { return product(i, c.data() + i * m * n); }, isa);
+  for (int64_t i = 0; i < count; ++i) {
+    cpu::gemm_bf16(
+        1, [&](int64_t) { return product(i, one.data()); }, isa);
+    for (int64_t e = 0; e < m * n; ++e)
+      ASSERT_EQ(c[static_cast<size_t>(i * m * n + e)].bits, one[static_cast<size_t>(e)].bits)
+          << "product " << i << " element " << e;
+  }
+}
+
 // gemm_bf16 and gemm_f32 refuse the levels without a kernel and those above this processor's.
 TEST(CpuPackedGemm, RejectsLevelsWithoutAKernel) {
   const bf16 one(1.0f);
@@ -338,13 +428,14 @@ Tensor matmul_at(const Tensor& a, const Tensor& b, simd::Isa isa) {
 // matmul of dtype dt at every level (bf16: its GEMM at Avx512Bf16 (VDPBF16PS) and Amx (tiles),
 // widening below; f32: its GEMM from Avx512 up where a product is large enough (here 300 x 700 @
 // 700 x 500), OpenBLAS otherwise; f16: widened to f32 for those);
-// batches, broadcast batches, transposed and sliced operands, a large product, zero sizes and
-// k == 0.
+// batches, broadcast batches, transposed and sliced operands, a few rows against a weight's
+// transpose, a large product, zero sizes and k == 0.
 void every_level_against_f64(DType dt) {
   auto randu = [dt](const Shape& s) { return Tensor::rand_uniform(s, DType::F32, -1, 1).to_dtype(dt); };
   const Tensor a3 = randu({3, 33, 100}), b3 = randu({3, 100, 17}), b1 = randu({100, 17});
   const Tensor wide = randu({33, 130}).narrow(1, 20, 100);  // rows with a gap
   const Tensor big_a = randu({300, 700}), big_b = randu({700, 500});
+  const Tensor w_rows = randu({70, 96}), w_narrow = randu({70, 128}).narrow(1, 0, 100);
   for (int lv = 0; lv <= static_cast<int>(simd::detected()); ++lv) {
     const simd::Isa isa = static_cast<simd::Isa>(lv);
     SCOPED_TRACE(simd::isa_name(isa));
@@ -362,6 +453,11 @@ void every_level_against_f64(DType dt) {
     check(randu({33, 100, 2}).select(2, 1), b1, "a without a unit stride");
     check(big_a, big_b, "300 x 700 @ 700 x 500");
     check(big_a, big_a.t().contiguous(), "300 x 700 @ 700 x 300 from a row-major 300 x 700, transposed");
+    // A linear layer's weight W [n, k] (64-byte aligned rows: AMX reads it in place, Note [AMX GEMM
+    // with the weight in place]) against a few rows, a batch of them, and a k narrowed from 128.
+    check(randu({5, 96}), w_rows.t(), "5 rows @ W^T");
+    check(randu({2, 3, 96}), w_rows.t(), "batch of 2 x 3 rows @ W^T");
+    check(randu({40, 100}), w_narrow.t(), "40 rows @ W^T, k narrowed");
     EXPECT_EQ(matmul_at(randu({0, 5}), randu({5, 4}), isa).shape(), Shape({0, 4}));
     EXPECT_EQ(matmul_at(randu({2, 6, 5}), randu({5, 0}), isa).shape(), Shape({2, 6, 0}));
     const Tensor z = matmul_at(randu({3, 0}), randu({0, 4}), isa);

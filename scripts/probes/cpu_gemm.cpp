@@ -27,7 +27,8 @@ int main(int argc, char** argv) {
   struct Case {
     int64_t b, m, k, n;
     bool shared_b = false;
-    bool b_transposed = false;  // b the transpose of a row-major [n, k] (a linear layer's weight)
+    bool b_transposed = false;  // b the transpose of a row-major [n, k] (a linear layer's weight; per batch
+                                // unless shared: keys in attention)
   };
   const Case cases[] = {{4, 1024, 128, 1024},
                         {1, 2048, 2048, 2048},
@@ -53,18 +54,30 @@ int main(int argc, char** argv) {
                         {1, 8, 4096, 4096, true, true},
                         {1, 16, 4096, 4096, true, true},
                         {1, 32, 4096, 4096, true, true},
-                        {1, 64, 4096, 4096, true, true}};
-  // "skinny" as the third argument: only the products of a few rows against a 4096 x 4096 matrix.
-  const bool skinny = argc > 3 && std::string(argv[3]) == "skinny";
+                        {1, 64, 4096, 4096, true, true},
+                        {1, 1, 4096, 4096, true, true},
+                        {1, 2, 4096, 4096, true, true},
+                        {1, 128, 4096, 4096, true, true},
+                        {1, 256, 4096, 4096, true, true},
+                        {1, 16, 4096, 14336, true, true},
+                        {1, 16, 14336, 4096, true, true},
+                        {32, 16, 128, 2048, false, true},
+                        {32, 64, 128, 512, false, true}};
+  // "skinny" as the third argument: only the products of a few rows against a 4096 x 4096 matrix;
+  // "wt": only those against W^T (a linear layer's weight W stored [n, k]).
+  const bool skinny = argc > 3 && std::string(argv[3]) == "skinny", wt = argc > 3 && std::string(argv[3]) == "wt";
   for (const Case& c : cases) {
-    if (skinny && !(c.b * c.m <= 64 && c.k == 4096)) continue;
+    if (skinny && !(c.b * c.m <= 64 && c.k == 4096 && c.n == 4096)) continue;
+    if (wt && !c.b_transposed) continue;
     // Two input sets, alternated, as the benchmark rotates inputs that fit in its 50 MB.
     std::vector<wick::Tensor> as, bs;
     for (int s = 0; s < 2; ++s) {
       as.push_back(wick::Tensor::rand_uniform({c.b, c.m, c.k}, dt, -1, 1, d));
-      bs.push_back(c.b_transposed ? wick::Tensor::rand_uniform({c.n, c.k}, dt, -1, 1, d).t()
-                   : c.shared_b   ? wick::Tensor::rand_uniform({c.k, c.n}, dt, -1, 1, d)
-                                  : wick::Tensor::rand_uniform({c.b, c.k, c.n}, dt, -1, 1, d));
+      bs.push_back(c.b_transposed && !c.shared_b
+                       ? wick::Tensor::rand_uniform({c.b, c.n, c.k}, dt, -1, 1, d).transpose(-1, -2)
+                   : c.b_transposed ? wick::Tensor::rand_uniform({c.n, c.k}, dt, -1, 1, d).t()
+                   : c.shared_b     ? wick::Tensor::rand_uniform({c.k, c.n}, dt, -1, 1, d)
+                                    : wick::Tensor::rand_uniform({c.b, c.k, c.n}, dt, -1, 1, d));
     }
     std::vector<double> ms;
     for (int r = 0; r < reps + 5; ++r) {

@@ -16,16 +16,22 @@ cases = [(4, 1024, 128, 1024), (1, 2048, 2048, 2048), (32, 512, 64, 512), (16, 1
          (10000, 8, 8, 8), (2000, 16, 16, 16), (500, 32, 32, 32), (100, 64, 64, 64), (1, 128, 128, 128),
          (1, 256, 256, 256), (1, 4, 4096, 4096), (1, 8, 4096, 4096), (1, 16, 4096, 4096), (1, 32, 4096, 4096),
          (1, 4, 4096, 4096, True, True), (1, 8, 4096, 4096, True, True),
-         (1, 16, 4096, 4096, True, True), (1, 32, 4096, 4096, True, True), (1, 64, 4096, 4096, True, True)]
+         (1, 16, 4096, 4096, True, True), (1, 32, 4096, 4096, True, True), (1, 64, 4096, 4096, True, True),
+         (1, 1, 4096, 4096, True, True), (1, 2, 4096, 4096, True, True), (1, 128, 4096, 4096, True, True),
+         (1, 256, 4096, 4096, True, True), (1, 16, 4096, 14336, True, True), (1, 16, 14336, 4096, True, True),
+         (32, 16, 128, 2048, False, True), (32, 64, 128, 512, False, True)]
 skinny = len(sys.argv) > 3 and sys.argv[3] == "skinny"  # as cpu_gemm.cpp
+wt = len(sys.argv) > 3 and sys.argv[3] == "wt"
 for b, m, k, n, *flags in cases:
-    if skinny and not (b * m <= 64 and k == 4096):
+    if skinny and not (b * m <= 64 and k == 4096 and n == 4096):
         continue
     shared = bool(flags and flags[0])
     bt = len(flags) > 1 and flags[1]
+    if wt and not bt:
+        continue
     xs = [(torch.rand(b, m, k) * 2 - 1).to(dt) for _ in range(2)]
     if bt:
-        ys = [((torch.rand(n, k) * 2 - 1).to(dt)).t() for _ in range(2)]
+        ys = [((torch.rand(*([] if shared else [b]), n, k) * 2 - 1).to(dt)).transpose(-1, -2) for _ in range(2)]
     else:
         ys = [(torch.rand(*([] if shared else [b]), k, n) * 2 - 1).to(dt) for _ in range(2)]
     ms = []

@@ -66,6 +66,11 @@ using F32Gemm = GemmOf<float>;
 // above simd::detected().
 void gemm_bf16(int64_t count, const std::function<Bf16Gemm(int64_t)>& product, simd::Isa isa);
 
+// Whether gemm_bf16 at level isa runs product g with its b read in place (AMX tiles; b = W^T of a
+// weight W stored [n, k] with 64-byte aligned rows, a of at most a few rows: Note [AMX GEMM with the
+// weight in place] in gemm_packed.cpp). The results are the same bits either way.
+bool bf16_weight_in_place(const Bf16Gemm& g, simd::Isa isa);
+
 // The same for f32 with wick's AVX-512 kernel (Note [f32 GEMM] in gemm_packed.cpp), at Isa::Avx512
 // and above: each output one chain of fused multiply-adds in increasing k. Throws
 // wick::UnsupportedError for an isa below Avx512 or above simd::detected().

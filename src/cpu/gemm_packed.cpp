@@ -354,39 +354,57 @@ constexpr TileConfig kTileConfig = {1, 0, {}, {64, 64, 64, 64, 64, 64, 64, 64}, 
 WICK_AMX void tiles_begin() { _tile_loadconfig(&kTileConfig); }
 WICK_AMX void tiles_end() { _tile_release(); }
 
-// c (32 x 32 f32, row stride ldc) = the sums over kp k-pairs (a multiple of 16) of the packed panels
-// a (pack_rows) and b (pack_panel<kNR>), added to what c holds where `add`. The thread must have
-// loaded kTileConfig (tiles_begin). (GCC's tile macros take the register numbers as literals.)
-WICK_AMX void amx_kernel(const uint16_t* a, const uint16_t* b, int64_t kp, float* c, int64_t ldc, bool add) {
-  const int64_t cstride = ldc * static_cast<int64_t>(sizeof(float));
-  constexpr int64_t a_stride = 2 * kAmxPairs * 2, b_stride = 2 * kNR * 2;  // bytes
+// c (32 x 32 f32, row stride ldc; 32 x 16 where !Two) = the sums over kp k-pairs (a multiple of 16)
+// of 32 rows of a, tiles of 16 rows at a row stride of a_rs elements, each block of 16 pairs a_ks
+// elements after the last, and a packed panel of b (pack_panel<kNR>), added to what c holds where
+// `add`. Packed a (pack_rows) has a_rs = 32 and a_ks = 1024; a read in place (Note [AMX GEMM with
+// the weight in place]) its row stride and 32. The thread must have loaded kTileConfig
+// (tiles_begin). (GCC's tile macros take the register numbers as literals.)
+template <bool Two>
+WICK_AMX WICK_INLINE void amx_tiles(const uint16_t* a, int64_t a_rs, int64_t a_ks, const uint16_t* b, int64_t kp,
+                                    float* c, int64_t ldc, bool add) {
+  const int64_t cstride = ldc * static_cast<int64_t>(sizeof(float)), a_stride = a_rs * 2;  // bytes
+  constexpr int64_t b_stride = 2 * kNR * 2;
   if (add) {
     _tile_loadd(0, c, cstride);
-    _tile_loadd(1, c + 16, cstride);
     _tile_loadd(2, c + 16 * ldc, cstride);
-    _tile_loadd(3, c + 16 * ldc + 16, cstride);
+    if (Two) {
+      _tile_loadd(1, c + 16, cstride);
+      _tile_loadd(3, c + 16 * ldc + 16, cstride);
+    }
   } else {
     _tile_zero(0);
-    _tile_zero(1);
     _tile_zero(2);
-    _tile_zero(3);
+    if (Two) {
+      _tile_zero(1);
+      _tile_zero(3);
+    }
   }
   for (int64_t p = 0; p < kp; p += kAmxPairs) {
-    const uint16_t* ap = a + p * 2 * kAmxMR;  // the 32 rows' 32 elements of pairs p..p+15
-    const uint16_t* bp = b + p * 2 * kNR;     // pairs p..p+15 of the 32 columns
+    const uint16_t* ap = a + p / kAmxPairs * a_ks;  // the 32 rows' 32 elements of pairs p..p+15
+    const uint16_t* bp = b + p * 2 * kNR;           // pairs p..p+15 of the 32 columns
     _tile_loadd(4, ap, a_stride);
     _tile_loadd(6, bp, b_stride);
     _tile_dpbf16ps(0, 4, 6);
-    _tile_loadd(7, bp + 32, b_stride);
-    _tile_dpbf16ps(1, 4, 7);
-    _tile_loadd(5, ap + 16 * 2 * kAmxPairs, a_stride);
+    if (Two) {
+      _tile_loadd(7, bp + 32, b_stride);
+      _tile_dpbf16ps(1, 4, 7);
+    }
+    _tile_loadd(5, ap + 16 * a_rs, a_stride);
     _tile_dpbf16ps(2, 5, 6);
-    _tile_dpbf16ps(3, 5, 7);
+    if (Two) _tile_dpbf16ps(3, 5, 7);
   }
   _tile_stored(0, c, cstride);
-  _tile_stored(1, c + 16, cstride);
   _tile_stored(2, c + 16 * ldc, cstride);
-  _tile_stored(3, c + 16 * ldc + 16, cstride);
+  if (Two) {
+    _tile_stored(1, c + 16, cstride);
+    _tile_stored(3, c + 16 * ldc + 16, cstride);
+  }
+}
+
+// The scheme's kernel: packed panels of a (pack_rows) and b (pack_panel<kNR>).
+WICK_AMX void amx_kernel(const uint16_t* a, const uint16_t* b, int64_t kp, float* c, int64_t ldc, bool add) {
+  amx_tiles<true>(a, 2 * kAmxPairs, kAmxMR * 2 * kAmxPairs, b, kp, c, ldc, add);
 }
 
 // Packs a panel of kAmxMR rows of a for amx_kernel: out[(i / 32 * 32 + l) * 32 + i % 32] = element
@@ -800,12 +818,143 @@ void gemm_packed(int64_t count, const std::function<GemmOf<E>(int64_t)>& product
   }
 }
 
+// Note [AMX GEMM with the weight in place]
+// A product of a few rows of a (tokens) with b = W^T, W a weight stored [n, k] whose rows are
+// 64-byte aligned, runs as c^T = W a^T with W as the tiles' a operand, read where it lies: a tile
+// of W is 16 of its rows, 32 elements (16 k-pairs) of each, which is the layout TILELOADD takes
+// with W's row stride. W is then neither copied nor transposed (the packed GEMM transposes its
+// panels into pairs of columns, Note [bf16 GEMM packing of b]); the rows of a, few, are packed once
+// as b's panels are (pack_panel<kNR>, 32 rows of a to a panel, done by all threads in chunks of k).
+// Each block is 32 rows of W against every panel of a: amx_tiles over the whole of k, and a 32 x 32
+// tile of c^T stored transposed into c.
+// Where k is not a multiple of 32 the last 32 elements of the rows come from a packed copy (pack_rows,
+// zeros past k), as do the rows of W's last block where n is not a multiple of 32; a panel of 16
+// rows of a or fewer runs the kernel on one 16-column half. Per output, the k-pairs
+// come in the same blocks of 16 and the same order as in the packed GEMM with a and b in their own
+// roles, and a product of two bf16 is exact: the results are the packed GEMM's, bit for bit.
+//   Up to kInPlaceMaxRows rows of a; matmul sends products of 2 to 8 rows here too, ahead of its
+// vector kernels (Note [CPU matrix-vector products] in matmul.cpp). On the lent Xeon (16 threads,
+// three rounds of scripts/probes/cpu_gemm.cpp "wt" against the packed GEMM and the vector kernels,
+// and cpu_gemm.py for torch; ms), W 4096 x 4096 (32 MiB: 0.19-0.20 ms at the copy rate):
+//   rows of a      2          8          16         32         64         128
+//   in place       0.22-0.25  0.22-0.27  0.22-0.26  0.29-0.33  0.45-0.52  0.78-0.93
+//   before         0.34-0.37  0.62-0.68  0.51-0.57  0.46-0.59  0.59-0.67  0.88-1.14
+//   torch          0.48-0.61  0.36-0.62  0.36-1.37  0.59-0.65  0.83-2.47  1.22-1.70
+// At 256 rows the packed GEMM was as fast or faster (1.62-2.04 against 1.65-1.98). 16 rows against
+// W 14336 x 4096: 0.58-0.69 ms (before 1.54-1.91, torch 1.56-1.96), against W 4096 x 14336: 0.76-
+// 0.82 (2.12-3.79, 1.26-1.38); keys in attention, 32 x (16 x 128 @ (2048 x 128)^T): 0.116-0.129
+// (0.169-0.202, 0.26-0.31). Prefetching W's rows 4, 8 or 16 blocks of k ahead was slower than
+// leaving it to the hardware (16 rows: 0.21-0.22 ms without, 0.23-0.25 at 8 blocks).
+constexpr int64_t kInPlaceMaxRows = 128;    // rows of a
+constexpr int64_t kInPlacePackPairs = 256;  // k-pairs of a panel of a packed at a time
+
+// The 32 x 32 tile t of c^T (row stride kNR: rows j of W, columns i of a), its first `rows` x `cols`,
+// into c at (i, j) = d[i * rs + j * cs], rounded as store_tile rounds.
+WICK_BF16 void store_tile_transposed(const float* t, int64_t rows, int64_t cols, bf16* d, int64_t rs, int64_t cs) {
+  if (rs == 1) return store_tile(t, kNR, rows, cols, d, cs, rs);  // c^T has unit stride along its rows
+  if (cs != 1) {
+    for (int64_t j = 0; j < rows; ++j)
+      for (int64_t i = 0; i < cols; ++i) d[i * rs + j * cs] = bf16(t[j * kNR + i]);
+    return;
+  }
+  for (int64_t j0 = 0; j0 < rows; j0 += 16)
+    for (int64_t i0 = 0; i0 < cols; i0 += 16) {
+      __m512 r[16];
+#pragma GCC unroll 16
+      for (int64_t j = 0; j < 16; ++j) r[j] = _mm512_loadu_ps(t + (j0 + j) * kNR + i0);
+      transpose16(r);
+      const __mmask16 js = lanes16(rows - j0);
+      for (int64_t i = 0; i < std::min<int64_t>(16, cols - i0); ++i)
+        _mm256_mask_storeu_epi16(&d[(i0 + i) * rs + j0].bits, js, (__m256i)_mm512_cvtneps_pbh(r[i]));
+    }
+}
+
+// The tile (32 x 32 f32, row stride kNR; the first 16 columns where !Two) of c^T for the 32 rows of
+// W at w (row stride ldw), against the packed panel of a at ap (kp pairs): the first `full` pairs
+// read in place and the rest from wpack (pack_rows of the pairs from `full` on); all from wpack
+// where `packed` (pack_rows of the rows' whole k).
+template <bool Two>
+WICK_AMX void amx_weight_block(const uint16_t* w, int64_t ldw, bool packed, int64_t full, int64_t kp,
+                               const uint16_t* wpack, const uint16_t* ap, float* tile) {
+  constexpr int64_t packed_rs = 2 * kAmxPairs, packed_ks = kAmxMR * 2 * kAmxPairs;
+  if (packed) return amx_tiles<Two>(wpack, packed_rs, packed_ks, ap, kp, tile, kNR, false);
+  if (full > 0) amx_tiles<Two>(w, ldw, 2 * kAmxPairs, ap, full, tile, kNR, false);
+  if (full < kp) amx_tiles<Two>(wpack, packed_rs, packed_ks, ap + full * 2 * kNR, kp - full, tile, kNR, full > 0);
+}
+
+// gemm_bf16's products at Isa::Amx, each weight_in_place and of at most kInPlaceMaxRows rows.
+void amx_gemm_in_place(int64_t count, const std::function<Bf16Gemm(int64_t)>& product) {
+  const Bf16Gemm first = product(0);
+  const int64_t m = first.c.rows, n = first.c.cols, k = first.a.cols;
+  const int64_t kp = (k + 2 * kAmxPairs - 1) / (2 * kAmxPairs) * kAmxPairs;  // pairs of the packed a
+  const int64_t full = k / (2 * kAmxPairs) * kAmxPairs;                      // pairs of W read in place
+  const int64_t apan = (m + kNR - 1) / kNR, a_elems = apan * kp * 2 * kNR;
+  const int64_t nblk = (n + kAmxMR - 1) / kAmxMR;
+  const int64_t per_group = std::max<int64_t>(1, kPackBytes / (a_elems * 2));
+  for (int64_t g0 = 0; g0 < count; g0 += per_group) {
+    const int64_t gn = std::min(per_group, count - g0);
+    std::vector<Bf16Gemm> prods;
+    for (int64_t i = 0; i < gn; ++i) prods.push_back(g0 + i == 0 ? first : product(g0 + i));
+    const Scratch<uint16_t> pa = scratch<uint16_t>(gn * a_elems);
+    const int64_t chunks = (kp + kInPlacePackPairs - 1) / kInPlacePackPairs;
+    parallel_for(gn * apan * chunks, 1, [&](int64_t u0, int64_t u1) {
+      for (int64_t u = u0; u < u1; ++u) {
+        const int64_t pi = u / (apan * chunks), ip = u / chunks % apan, q0 = u % chunks * kInPlacePackPairs;
+        const MatRef<const bf16>& a = prods[static_cast<size_t>(pi)].a;
+        const int64_t i0 = ip * kNR, kk = std::min(k - 2 * q0, 2 * kInPlacePackPairs);
+        uint16_t* out = pa.get() + pi * a_elems + (ip * kp + q0) * 2 * kNR;
+        pack_panel<kNR>(storage(a.p + i0 * a.rs + 2 * q0 * a.cs), std::min<int64_t>(kNR, m - i0), kk, a.rs, a.cs,
+                        std::min(kInPlacePackPairs, kp - q0), out);
+      }
+    });
+    parallel_blocks(gn * nblk, 1, [&](auto&& next) {  // Note [Dynamic blocks]
+      alignas(64) float tile[kAmxMR * kNR];
+      const Scratch<uint16_t> wpack = scratch<uint16_t>(kp * 2 * kAmxMR);  // a block's rows or the tail of k
+      tiles_begin();
+      for (int64_t t = next(); t >= 0; t = next()) {
+        const int64_t pi = t / nblk, j0 = t % nblk * kAmxMR, rows = std::min<int64_t>(kAmxMR, n - j0);
+        const Bf16Gemm& g = prods[static_cast<size_t>(pi)];
+        const uint16_t* w = storage(g.b.p + j0 * g.b.cs);  // row j of W: column j0 + j of b
+        const bool packed = rows < kAmxMR;
+        if (packed) {
+          pack_rows(w, rows, k, g.b.cs, 1, kp, wpack.get());
+        } else if (full < kp) {
+          pack_rows(w + 2 * full, rows, k - 2 * full, g.b.cs, 1, kAmxPairs, wpack.get());
+        }
+        for (int64_t ip = 0; ip < apan; ++ip) {
+          const uint16_t* ap = pa.get() + pi * a_elems + ip * kp * 2 * kNR;
+          const int64_t cols = std::min<int64_t>(kNR, m - ip * kNR);
+          if (cols > 16) {
+            amx_weight_block<true>(w, g.b.cs, packed, full, kp, wpack.get(), ap, tile);
+          } else {
+            amx_weight_block<false>(w, g.b.cs, packed, full, kp, wpack.get(), ap, tile);
+          }
+          store_tile_transposed(tile, rows, cols, g.c.p + ip * kNR * g.c.rs + j0 * g.c.cs, g.c.rs, g.c.cs);
+        }
+      }
+      tiles_end();
+    });
+  }
+}
+
 }  // namespace
+
+bool bf16_weight_in_place(const Bf16Gemm& g, simd::Isa isa) {
+  return isa >= simd::Isa::Amx && isa <= simd::detected() && !g.b_source && g.c.rows > 0 &&
+         g.c.rows <= kInPlaceMaxRows && g.c.cols > 0 && g.a.cols > 0 && g.b.rs == 1 && g.b.cs > 0 && g.b.cs % 32 == 0 &&
+         reinterpret_cast<uintptr_t>(g.b.p) % 64 == 0;
+}
 
 void gemm_bf16(int64_t count, const std::function<Bf16Gemm(int64_t)>& product, simd::Isa isa) {
   if (isa < simd::Isa::Avx512Bf16 || isa > simd::detected())
     throw UnsupportedError(std::string("gemm_bf16: no bf16 GEMM kernel at level ") + simd::isa_name(isa) +
                            " on this cpu (" + simd::isa_name(simd::detected()) + ")");
+  if (isa >= simd::Isa::Amx && count > 0) {
+    const Bf16Gemm first = product(0);
+    bool in_place = bf16_weight_in_place(first, isa);
+    for (int64_t i = 1; in_place && i < count; ++i) in_place = bf16_weight_in_place(product(i), isa);
+    if (in_place) return amx_gemm_in_place(count, product);
+  }
   gemm_packed(count, product, isa >= simd::Isa::Amx ? kAmxScheme : kVnniScheme);
 }
 
@@ -822,6 +971,7 @@ void gemm_f32(int64_t count, const std::function<F32Gemm(int64_t)>& product, sim
 void gemm_bf16(int64_t, const std::function<Bf16Gemm(int64_t)>&, simd::Isa) {
   throw UnsupportedError("gemm_bf16: the bf16 GEMM kernels need an x86-64 processor with AVX512_BF16 or AMX");
 }
+bool bf16_weight_in_place(const Bf16Gemm&, simd::Isa) { return false; }
 void gemm_f32(int64_t, const std::function<F32Gemm(int64_t)>&, simd::Isa) {
   throw UnsupportedError("gemm_f32: the f32 GEMM kernel needs an x86-64 processor with AVX-512");
 }

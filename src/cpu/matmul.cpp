@@ -293,6 +293,13 @@ std::function<GemmOf<T>(int64_t)> batch_products(const TensorArg& a, const Tenso
 // the matrix's rows at its stride, kAxpyU * W elements at a time, and gain less: bf16 at 4 vectors
 // 0.29-0.34 (GEMM 0.51-0.73), at 8 0.50-0.60 (0.48-0.51); f32 at 4 0.80-1.03 (0.77-0.86). So up to
 // kMatVecCols vectors there for 16-bit matrices, and one for f32.
+//   With AMX, bf16 products of 2 to 8 vectors against W^T take the tiles instead, W read in place
+// where its rows are 64-byte aligned (Note [AMX GEMM with the weight in place] in gemm_packed.cpp):
+// on the lent Xeon, three rounds, 4096 x 4096, 2 vectors 0.22-0.25 ms against these kernels'
+// 0.34-0.37, 4 0.21-0.22 (0.34-0.39), 8 0.22-0.27 (0.62-0.68). A single vector keeps the dot
+// products (0.16-0.24 ms, the tiles 0.22-0.23). There a token's result is the same bits in any batch
+// of 2 tokens or more (the tiles sum each output alone, in one order); alone, it may differ from
+// that in the last bits.
 constexpr int64_t kMatVecs = 8;
 constexpr int64_t kMatVecCols = 4;
 constexpr int64_t kMatVecFloats = int64_t{1} << 20;
@@ -374,6 +381,11 @@ bool matvec(const TensorArg& a, const TensorArg& b, const TensorArg& dst, const 
     }
   });
   return true;
+}
+
+// Whether gemm_bf16 runs matmul's first product with b in place (bf16_weight_in_place).
+bool bf16_in_place(const TensorArg& a, const TensorArg& b, const TensorArg& dst, const Shape& batch, simd::Isa isa) {
+  return dst.dtype == DType::BF16 && bf16_weight_in_place(batch_products<bf16>(a, b, dst, batch, 0)(0), isa);
 }
 
 // Note [CPU matmul batch folding]
@@ -500,6 +512,10 @@ void matmul_at(const TensorArg& a, const TensorArg& b, const TensorArg& dst, sim
   const int64_t grain = work < kSmallGemm                ? std::max<int64_t>(1, static_cast<int64_t>(32768 / work))
                         : nb >= num_threads() && !spread ? 1
                                                          : nb;
+  // With AMX, bf16 products of a few rows against W^T go to the tiles before the vector kernels
+  // (Note [CPU matrix-vector products]).
+  if (m > 1 && bf16_in_place(a, b, dst, batch, isa))
+    return gemm_bf16(nb, batch_products<bf16>(a, b, dst, batch, 0), isa);
   dispatch_in<kFloatTypes>(dst.dtype, [&]<class T>() {
     if (matvec<T>(a, b, dst, batch)) return;
     parallel_for(nb, grain, [&](int64_t b0, int64_t b1) {
