@@ -66,10 +66,11 @@ using F32Gemm = GemmOf<float>;
 // above simd::detected().
 void gemm_bf16(int64_t count, const std::function<Bf16Gemm(int64_t)>& product, simd::Isa isa);
 
-// Whether gemm_bf16 at level isa runs product g with its b read in place (AMX tiles; b = W^T of a
-// weight W stored [n, k] with 64-byte aligned rows, a of at most a few rows: Note [AMX GEMM with the
-// weight in place] in gemm_packed.cpp). The results are the same bits either way.
-bool bf16_weight_in_place(const Bf16Gemm& g, simd::Isa isa);
+// Whether gemm_bf16 at level isa reads product g's b as it lies, unpacked: b = W^T of a weight W
+// stored [n, k] (unit stride along k) against a few rows of a, at Isa::Amx with W's rows 64-byte
+// aligned (the packed GEMM's bits: Note [AMX GEMM with the weight in place] in gemm_packed.cpp), at
+// Isa::Avx512Bf16 by dot products of W's rows (Note [bf16 dot products of a weight's rows]).
+bool bf16_weight_as_is(const Bf16Gemm& g, simd::Isa isa);
 
 // The same for f32 with wick's AVX-512 kernel (Note [f32 GEMM] in gemm_packed.cpp), at Isa::Avx512
 // and above: each output one chain of fused multiply-adds in increasing k. Throws

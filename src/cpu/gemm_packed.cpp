@@ -20,8 +20,9 @@
 
 #if defined(__GNUC__) && !defined(__clang__)
 // GCC 12 reports its own AVX-512 intrinsics (an undefined pass-through operand) as possibly
-// uninitialised.
+// uninitialised, or (in a few inlined uses) uninitialised.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 namespace wick::cpu {
@@ -882,7 +883,7 @@ WICK_AMX void amx_weight_block(const uint16_t* w, int64_t ldw, bool packed, int6
   if (full < kp) amx_tiles<Two>(wpack, packed_rs, packed_ks, ap + full * 2 * kNR, kp - full, tile, kNR, full > 0);
 }
 
-// gemm_bf16's products at Isa::Amx, each weight_in_place and of at most kInPlaceMaxRows rows.
+// gemm_bf16's products at Isa::Amx, each bf16_weight_as_is.
 void amx_gemm_in_place(int64_t count, const std::function<Bf16Gemm(int64_t)>& product) {
   const Bf16Gemm first = product(0);
   const int64_t m = first.c.rows, n = first.c.cols, k = first.a.cols;
@@ -937,24 +938,140 @@ void amx_gemm_in_place(int64_t count, const std::function<Bf16Gemm(int64_t)>& pr
   }
 }
 
+// Note [bf16 dot products of a weight's rows]
+// At Isa::Avx512Bf16 (VDPBF16PS, no AMX: AMD's Zen 4 and later) a product of a few rows of a with
+// b = W^T, W stored [n, k] with unit stride along k, is a set of dot products of W's rows with a's:
+// a block of kDotW rows of W against up to kDotA rows of a keeps one 16-lane f32 sum per pair of
+// rows in registers, and per 32 elements of k loads each of its W rows once and each row of a once
+// (VDPBF16PS multiplies 16 pairs of the two and adds them to the sum's lanes); the lanes are added
+// at the end. W is read as it lies, once, and a's rows (copied once into rows of k rounded up to 32
+// with zeros, so that only W's last 32 elements need a masked load) stay in cache. The packed GEMM
+// instead transposes W into panels of pairs of columns, and its tiles of 14 rows of a leave most of
+// a second tile empty for 16 rows. Each output is the same sum in the same order whatever the number
+// of rows of a: its lanes over k in steps of 32, then lane_sum; so a token's result does
+// not depend on the batch it comes in (of 2 or more: matmul gives a single row to its vector
+// kernels, Note [CPU matrix-vector products]). Rounding and denormals as Note [bf16 GEMM]: each
+// VDPBF16PS step two fused multiply-adds per lane, denormal inputs and results flushed to zero.
+//   Each block of W's rows reads all of a's rows again, from L2 where they do not fit L1 (16 rows
+// of 4096: 128 KiB), so the blocks take as many rows of W as the registers allow: 4 rows of W by 6
+// of a, 24 sums. On two Zen 4 cores (scripts/probes/cpu_gemm.cpp "wt", one run each; ms), W 4096 x
+// 4096: rows of a 8: 1.23-1.43 (the vector kernels of Note [CPU matrix-vector products] 1.94),
+// 16: 1.84-2.03 (packed GEMM 3.63), 32: 3.62-3.85 (4.70), 64: 6.41-6.71 (6.87); 16 rows against W
+// 14336 x 4096 6.69-7.67 (12.6), against 4096 x 14336 6.82-8.14 (12.7). Blocks of 2 rows of W by 12 of a
+// took 2.51 ms for 16 rows and 12.0 for 64; 6 by 4 spilled (4.32 for 16 rows).
+constexpr int64_t kDotW = 4;         // rows of W per block
+constexpr int kDotA = 6;             // rows of a per block, at most
+constexpr int64_t kDotMaxRows = 64;  // rows of a
+constexpr int64_t kDotMinK = 256;    // below, the lanes' final sums take a large share of the time
+
+// The sum of v's 16 lanes, in a fixed order (halves added, then their halves, ...).
+WICK_AVX512 WICK_INLINE float lane_sum(__m512 v) {
+  const __m256 h = _mm512_castps512_ps256(_mm512_add_ps(v, _mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(1, 0, 3, 2))));
+  const __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+  const __m128 e = _mm_add_ps(q, _mm_movehl_ps(q, q));
+  return _mm_cvtss_f32(_mm_add_ss(e, _mm_shuffle_ps(e, e, 1)));
+}
+
+// sums[r * A + i] = the dot product of row r < R of W (at w, row stride ldw, k elements) and row i
+// of a (at x, row stride ldx, k rounded up to 32 readable, zeros past k).
+template <int R, int A>
+WICK_BF16 void dot_block(const uint16_t* w, int64_t ldw, const uint16_t* x, int64_t ldx, int64_t k, float* sums) {
+  __m512 acc[R][A];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 16
+    for (int i = 0; i < A; ++i) acc[r][i] = _mm512_setzero_ps();
+  int64_t p = 0;
+  for (;; p += 32) {
+    const bool last = p + 32 > k;
+    if (last && p >= k) break;
+    const __mmask32 in = last ? static_cast<__mmask32>((1u << (k - p)) - 1) : ~__mmask32{0};
+    __m512i wv[R];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) wv[r] = _mm512_maskz_loadu_epi16(in, w + r * ldw + p);
+#pragma GCC unroll 16
+    for (int i = 0; i < A; ++i) {
+      const __m512i xv = _mm512_loadu_si512(x + i * ldx + p);
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) acc[r][i] = _mm512_dpbf16_ps(acc[r][i], (__m512bh)wv[r], (__m512bh)xv);
+    }
+    if (last) break;
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 16
+    for (int i = 0; i < A; ++i) sums[r * A + i] = lane_sum(acc[r][i]);
+}
+
+// dot_block with R and A (<= kDotA) chosen at run time.
+template <int R, int... As>
+void dot_block_for(int a_rows, std::integer_sequence<int, As...>, const uint16_t* w, int64_t ldw, const uint16_t* x,
+                   int64_t ldx, int64_t k, float* sums) {
+  (void)((a_rows == As + 1 ? (dot_block<R, As + 1>(w, ldw, x, ldx, k, sums), true) : false) || ...);
+}
+
+// gemm_bf16's products at Isa::Avx512Bf16, each bf16_weight_as_is (Note [bf16 dot products of a
+// weight's rows]).
+void bf16_row_dots(int64_t count, const std::function<Bf16Gemm(int64_t)>& product) {
+  const Bf16Gemm first = product(0);
+  const int64_t m = first.c.rows, n = first.c.cols, k = first.a.cols;
+  const int64_t ldx = (k + 31) / 32 * 32;
+  const int64_t groups = (m + kDotA - 1) / kDotA;  // of a's rows, as even as may be
+  const int64_t wblocks = (n + kDotW - 1) / kDotW;
+  const Scratch<uint16_t> xs = scratch<uint16_t>(m * ldx);
+  const bf16* last_a = nullptr;
+  for (int64_t pi = 0; pi < count; ++pi) {
+    const Bf16Gemm g = pi == 0 ? first : product(pi);
+    if (g.a.p != last_a) {  // (a broadcast a repeats)
+      for (int64_t i = 0; i < m; ++i) {
+        uint16_t* row = xs.get() + i * ldx;
+        for (int64_t p = 0; p < k; ++p) row[p] = g.a.p[i * g.a.rs + p * g.a.cs].bits;
+        std::memset(row + k, 0, static_cast<size_t>(ldx - k) * sizeof(uint16_t));
+      }
+      last_a = g.a.p;
+    }
+    parallel_for(wblocks, std::max<int64_t>(1, kGrain / (kDotW * k * m)), [&](int64_t b0, int64_t b1) {
+      float sums[kDotW * kDotA];
+      for (int64_t bi = b0; bi < b1; ++bi) {
+        const int64_t j0 = bi * kDotW, wr = std::min(kDotW, n - j0);
+        const uint16_t* w = storage(g.b.p + j0 * g.b.cs);
+        for (int64_t gi = 0; gi < groups; ++gi) {
+          const int64_t i0 = m * gi / groups, ar = m * (gi + 1) / groups - i0;
+          const uint16_t* x = xs.get() + i0 * ldx;
+          const auto as = std::make_integer_sequence<int, kDotA>();
+          if (wr == kDotW) {
+            dot_block_for<kDotW>(static_cast<int>(ar), as, w, g.b.cs, x, ldx, k, sums);
+          } else {
+            for (int64_t r = 0; r < wr; ++r)
+              dot_block_for<1>(static_cast<int>(ar), as, w + r * g.b.cs, g.b.cs, x, ldx, k, sums + r * ar);
+          }
+          for (int64_t r = 0; r < wr; ++r)
+            for (int64_t i = 0; i < ar; ++i) g.c.p[(i0 + i) * g.c.rs + (j0 + r) * g.c.cs] = bf16(sums[r * ar + i]);
+        }
+      }
+    });
+  }
+}
+
 }  // namespace
 
-bool bf16_weight_in_place(const Bf16Gemm& g, simd::Isa isa) {
-  return isa >= simd::Isa::Amx && isa <= simd::detected() && !g.b_source && g.c.rows > 0 &&
-         g.c.rows <= kInPlaceMaxRows && g.c.cols > 0 && g.a.cols > 0 && g.b.rs == 1 && g.b.cs > 0 && g.b.cs % 32 == 0 &&
-         reinterpret_cast<uintptr_t>(g.b.p) % 64 == 0;
+bool bf16_weight_as_is(const Bf16Gemm& g, simd::Isa isa) {
+  if (isa > simd::detected() || g.b_source || g.c.rows <= 0 || g.c.cols <= 0 || g.a.cols <= 0 || g.b.rs != 1)
+    return false;
+  if (isa >= simd::Isa::Amx)  // Note [AMX GEMM with the weight in place]
+    return g.c.rows <= kInPlaceMaxRows && g.b.cs > 0 && g.b.cs % 32 == 0 &&
+           reinterpret_cast<uintptr_t>(g.b.p) % 64 == 0;
+  // Note [bf16 dot products of a weight's rows]
+  return isa == simd::Isa::Avx512Bf16 && g.c.rows <= kDotMaxRows && g.a.cols >= kDotMinK;
 }
 
 void gemm_bf16(int64_t count, const std::function<Bf16Gemm(int64_t)>& product, simd::Isa isa) {
   if (isa < simd::Isa::Avx512Bf16 || isa > simd::detected())
     throw UnsupportedError(std::string("gemm_bf16: no bf16 GEMM kernel at level ") + simd::isa_name(isa) +
                            " on this cpu (" + simd::isa_name(simd::detected()) + ")");
-  if (isa >= simd::Isa::Amx && count > 0) {
-    const Bf16Gemm first = product(0);
-    bool in_place = bf16_weight_in_place(first, isa);
-    for (int64_t i = 1; in_place && i < count; ++i) in_place = bf16_weight_in_place(product(i), isa);
-    if (in_place) return amx_gemm_in_place(count, product);
-  }
+  bool as_is = count > 0;
+  for (int64_t i = 0; as_is && i < count; ++i) as_is = bf16_weight_as_is(product(i), isa);
+  if (as_is) return isa >= simd::Isa::Amx ? amx_gemm_in_place(count, product) : bf16_row_dots(count, product);
   gemm_packed(count, product, isa >= simd::Isa::Amx ? kAmxScheme : kVnniScheme);
 }
 
@@ -971,7 +1088,7 @@ void gemm_f32(int64_t count, const std::function<F32Gemm(int64_t)>& product, sim
 void gemm_bf16(int64_t, const std::function<Bf16Gemm(int64_t)>&, simd::Isa) {
   throw UnsupportedError("gemm_bf16: the bf16 GEMM kernels need an x86-64 processor with AVX512_BF16 or AMX");
 }
-bool bf16_weight_in_place(const Bf16Gemm&, simd::Isa) { return false; }
+bool bf16_weight_as_is(const Bf16Gemm&, simd::Isa) { return false; }
 void gemm_f32(int64_t, const std::function<F32Gemm(int64_t)>&, simd::Isa) {
   throw UnsupportedError("gemm_f32: the f32 GEMM kernel needs an x86-64 processor with AVX-512");
 }
