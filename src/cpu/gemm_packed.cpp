@@ -833,7 +833,7 @@ void gemm_packed(int64_t count, const std::function<GemmOf<E>(int64_t)>& product
 // rows of a or fewer runs the kernel on one 16-column half. Per output, the k-pairs
 // come in the same blocks of 16 and the same order as in the packed GEMM with a and b in their own
 // roles, and a product of two bf16 is exact: the results are the packed GEMM's, bit for bit.
-//   Up to kInPlaceMaxRows rows of a; matmul sends products of 2 to 8 rows here too, ahead of its
+//   Up to kInPlaceMaxRows rows of a; matmul sends products of 1 to 8 rows here too, ahead of its
 // vector kernels (Note [CPU matrix-vector products] in matmul.cpp). On the lent Xeon (16 threads,
 // three rounds of scripts/probes/cpu_gemm.cpp "wt" against the packed GEMM and the vector kernels,
 // and cpu_gemm.py for torch; ms), W 4096 x 4096 (32 MiB: 0.19-0.20 ms at the copy rate):
@@ -949,8 +949,8 @@ void amx_gemm_in_place(int64_t count, const std::function<Bf16Gemm(int64_t)>& pr
 // instead transposes W into panels of pairs of columns, and its tiles of 14 rows of a leave most of
 // a second tile empty for 16 rows. Each output is the same sum in the same order whatever the number
 // of rows of a: its lanes over k in steps of 32, then lane_sum; so a token's result does
-// not depend on the batch it comes in (of 2 or more: matmul gives a single row to its vector
-// kernels, Note [CPU matrix-vector products]). Rounding and denormals as Note [bf16 GEMM]: each
+// not depend on the batch it comes in (matmul sends single rows here too, Note [CPU
+// matrix-vector products]). Rounding and denormals as Note [bf16 GEMM]: each
 // VDPBF16PS step two fused multiply-adds per lane, denormal inputs and results flushed to zero.
 //   Each block of W's rows reads all of a's rows again, from L2 where they do not fit L1 (16 rows
 // of 4096: 128 KiB), so the blocks take as many rows of W as the registers allow: 4 rows of W by 6

@@ -293,15 +293,16 @@ std::function<GemmOf<T>(int64_t)> batch_products(const TensorArg& a, const Tenso
 // the matrix's rows at its stride, kAxpyU * W elements at a time, and gain less: bf16 at 4 vectors
 // 0.29-0.34 (GEMM 0.51-0.73), at 8 0.50-0.60 (0.48-0.51); f32 at 4 0.80-1.03 (0.77-0.86). So up to
 // kMatVecCols vectors there for 16-bit matrices, and one for f32.
-//   With AMX, bf16 products of 2 to 8 vectors against W^T take the tiles instead, W read in place
-// where its rows are 64-byte aligned (Note [AMX GEMM with the weight in place] in gemm_packed.cpp):
-// on the lent Xeon, three rounds, 4096 x 4096, 2 vectors 0.22-0.25 ms against these kernels'
-// 0.34-0.37, 4 0.21-0.22 (0.34-0.39), 8 0.22-0.27 (0.62-0.68). A single vector keeps the dot
-// products (0.16-0.24 ms, the tiles 0.22-0.23). There a token's result is the same bits in any batch
-// of 2 tokens or more (the tiles sum each output alone, in one order); alone, it may differ from
-// that in the last bits. At Isa::Avx512Bf16, from 5 vectors on, dot products of W's rows in bf16
-// (Note [bf16 dot products of a weight's rows] in gemm_packed.cpp) instead of these kernels' f32
-// ones: on two Zen 4 cores, 4096 x 4096, 4 vectors 1.12 ms against 1.01, 8 1.23-1.43 against 1.94.
+//   bf16 products of one vector or a few against W^T (unit stride along k) take gemm_bf16's unpacked
+// paths instead where it has them (bf16_weight_as_is), which read W as it lies and sum each output
+// alone in one order, so that a token's result is the same bits in any batch: with AMX, the tiles
+// with W in place where its rows are 64-byte aligned (Note [AMX GEMM with the weight in place] in
+// gemm_packed.cpp), the packed GEMM's bits for any number of rows; at Isa::Avx512Bf16, VDPBF16PS
+// dot products of W's rows for up to 64 vectors and k from 256 (Note [bf16 dot products of a
+// weight's rows]). On the lent Xeon, three rounds, 4096 x 4096: 2 vectors 0.22-0.25 ms against
+// these kernels' 0.34-0.37, 4 0.21-0.22 (0.34-0.39), 8 0.22-0.27 (0.62-0.68), 1 vector 0.22-0.23
+// (0.16-0.24). On two Zen 4 cores: 1 vector 0.70-0.72 ms (0.77-0.84), 2 0.78-0.82 (0.85), 4
+// 0.95-1.28 (1.01), 8 1.23-1.43 (1.94).
 constexpr int64_t kMatVecs = 8;
 constexpr int64_t kMatVecCols = 4;
 constexpr int64_t kMatVecFloats = int64_t{1} << 20;
@@ -515,9 +516,8 @@ void matmul_at(const TensorArg& a, const TensorArg& b, const TensorArg& dst, sim
                         : nb >= num_threads() && !spread ? 1
                                                          : nb;
   // bf16 products of a few rows against W^T go to gemm_bf16's unpacked paths before the vector
-  // kernels: from 2 rows with AMX, from 5 with VDPBF16PS (Note [CPU matrix-vector products]).
-  if (m > (isa >= simd::Isa::Amx ? 1 : kMatVecCols) && bf16_as_is(a, b, dst, batch, isa))
-    return gemm_bf16(nb, batch_products<bf16>(a, b, dst, batch, 0), isa);
+  // kernels (Note [CPU matrix-vector products]).
+  if (bf16_as_is(a, b, dst, batch, isa)) return gemm_bf16(nb, batch_products<bf16>(a, b, dst, batch, 0), isa);
   dispatch_in<kFloatTypes>(dst.dtype, [&]<class T>() {
     if (matvec<T>(a, b, dst, batch)) return;
     parallel_for(nb, grain, [&](int64_t b0, int64_t b1) {
