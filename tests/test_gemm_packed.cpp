@@ -90,9 +90,36 @@ void gemm_at(int64_t count, const std::function<cpu::F32Gemm(int64_t)>& product,
   cpu::gemm_f32(count, product, isa);
 }
 
+// c (an m x n product laid out as lc in its buffer, the buffer filled with 7 before) against the f64
+// product of a and b (laid out as la and lb) within testing::sum_error_bound; the elements of c's
+// buffer outside c keep their 7.
+template <class T>
+void expect_gemm_close(int64_t m, int64_t n, int64_t k, const T* a, const Layout2& la, const T* b, const Layout2& lb,
+                       const std::vector<T>& c, const Layout2& lc) {
+  const double half_ulp = std::is_same_v<T, bf16> ? 0x1p-8 : 0x1p-24;
+  std::vector<bool> inside(c.size(), false);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double want = 0, mag = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        const double x = value(a[i * la.rs + p * la.cs]) * value(b[p * lb.rs + j * lb.cs]);
+        want += x;
+        mag += std::abs(x);
+      }
+      const size_t at = static_cast<size_t>(i * lc.rs + j * lc.cs);
+      inside[at] = true;
+      ASSERT_LE(std::abs(value(c[at]) - want), testing::sum_error_bound(want, mag, k, half_ulp))
+          << "element (" << i << ", " << j << ")";
+    }
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (!inside[i]) {
+      ASSERT_EQ(bits(c[i]), bits(T(7.0f))) << "outside c, at " << i;
+    }
+  }
+}
+
 // c = a @ b through the GEMM of T at level isa for one product, a, b and c laid out as la, lb, lc,
-// against the f64 product (within testing::sum_error_bound); the elements of c's buffer outside
-// c keep their value.
+// against the f64 product (expect_gemm_close).
 template <class T>
 void check_gemm(int64_t m, int64_t n, int64_t k, const Layout2& la, const Layout2& lb, const Layout2& lc, simd::Isa isa,
                 std::mt19937& rng) {
@@ -107,27 +134,7 @@ void check_gemm(int64_t m, int64_t n, int64_t k, const Layout2& la, const Layout
             {a.data(), m, k, la.rs, la.cs}, {b.data(), k, n, lb.rs, lb.cs}, {c.data(), m, n, lc.rs, lc.cs}};
       },
       isa);
-  const double half_ulp = std::is_same_v<T, bf16> ? 0x1p-8 : 0x1p-24;
-  std::vector<bool> inside(c.size(), false);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double want = 0, mag = 0;
-      for (int64_t p = 0; p < k; ++p) {
-        const double x =
-            value(a[static_cast<size_t>(i * la.rs + p * la.cs)]) * value(b[static_cast<size_t>(p * lb.rs + j * lb.cs)]);
-        want += x;
-        mag += std::abs(x);
-      }
-      const size_t at = static_cast<size_t>(i * lc.rs + j * lc.cs);
-      inside[at] = true;
-      ASSERT_LE(std::abs(value(c[at]) - want), testing::sum_error_bound(want, mag, k, half_ulp))
-          << "element (" << i << ", " << j << ")";
-    }
-  for (size_t i = 0; i < c.size(); ++i) {
-    if (!inside[i]) {
-      ASSERT_EQ(bits(c[i]), bits(T(7.0f))) << "outside c, at " << i;
-    }
-  }
+  expect_gemm_close(m, n, k, a.data(), la, b.data(), lb, c, lc);
 }
 
 // Sizes that are no multiple of the tiles (14 x 32, and 32 x 32 of 16 k-pairs for AMX), of the
@@ -327,25 +334,8 @@ TEST(CpuBf16Matmul, AmxWeightInPlace) {
         cpu::gemm_bf16(
             1, [&](int64_t) { return gu; }, isa);
         for (size_t e = 0; e < c.size(); ++e) ASSERT_EQ(c[e].bits, cu[e].bits) << "at " << e;
-        std::vector<bool> inside(c.size(), false);
-        for (int64_t i = 0; i < m; ++i)
-          for (int64_t j = 0; j < n; ++j) {
-            double want = 0, mag = 0;
-            for (int64_t p = 0; p < k; ++p) {
-              const double x = value(a[static_cast<size_t>(i * la.rs + p * la.cs)]) * value(w.p[j * ldw + p]);
-              want += x;
-              mag += std::abs(x);
-            }
-            const size_t at = static_cast<size_t>(i * lc.rs + j * lc.cs);
-            inside[at] = true;
-            ASSERT_LE(std::abs(value(c[at]) - want), testing::sum_error_bound(want, mag, k, 0x1p-8))
-                << "element (" << i << ", " << j << ")";
-          }
-        for (size_t e = 0; e < c.size(); ++e) {
-          if (!inside[e]) {
-            ASSERT_EQ(c[e].bits, bf16(7.0f).bits) << "outside c, at " << e;
-          }
-        }
+        expect_gemm_close(m, n, k, a.data(), la, w.p, Layout2{"W^T", 1, ldw}, c, lc);
+        if (::testing::Test::HasFatalFailure()) return;
       }
   // Three products sharing a, each with its own W, in one call: each as it comes alone.
   const int64_t m = 20, n = 70, k = 96, count = 3;

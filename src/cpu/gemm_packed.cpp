@@ -1025,7 +1025,12 @@ void bf16_row_dots(int64_t count, const std::function<Bf16Gemm(int64_t)>& produc
     if (g.a.p != last_a) {  // (a broadcast a repeats)
       for (int64_t i = 0; i < m; ++i) {
         uint16_t* row = xs.get() + i * ldx;
-        for (int64_t p = 0; p < k; ++p) row[p] = g.a.p[i * g.a.rs + p * g.a.cs].bits;
+        const bf16* src = g.a.p + i * g.a.rs;
+        if (g.a.cs == 1) {
+          std::memcpy(row, src, static_cast<size_t>(k) * sizeof(uint16_t));
+        } else {
+          for (int64_t p = 0; p < k; ++p) row[p] = src[p * g.a.cs].bits;
+        }
         std::memset(row + k, 0, static_cast<size_t>(ldx - k) * sizeof(uint16_t));
       }
       last_a = g.a.p;
