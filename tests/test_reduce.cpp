@@ -682,6 +682,68 @@ TEST_P(Reduce, TallMatrixOverDim0) {
   EXPECT_EQ(Tensor::ones({rows, 3}, DType::BF16, d).argmin({0}).to_vector<int64_t>(), std::vector<int64_t>(3, 0));
 }
 
+// The column path (reductions over dim 0) reads its rows in blocks of 8: a NaN in every row
+// position of a block and past the last whole block, repeated extremes (the first row wins) and
+// exact small-integer sums, for the float dtypes and i64, against a reference that walks each
+// column row by row.
+TEST_P(Reduce, ColumnPathInEveryRowOfABlock) {
+  const Device d = GetParam();
+  const int64_t rows = 45, cols = 47;  // column j < rows holds a NaN at row j in the NaN case
+  std::vector<float> h(static_cast<size_t>(rows * cols));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      h[static_cast<size_t>(i * cols + j)] = static_cast<float>((i * 31 + j * 17) % 97 - 48);
+  for (int64_t j = 0; j < cols; ++j) {  // each column's extremes twice, 9 and 1 rows apart
+    const int64_t a = (j * 7) % rows, b = (j * 5 + 2) % rows;
+    for (int64_t r : {a, (a + 9) % rows}) h[static_cast<size_t>(r * cols + j)] = 100;
+    for (int64_t r : {b, (b + 1) % rows}) h[static_cast<size_t>(r * cols + j)] = -100;
+  }
+  std::vector<float> with_nan = h;
+  for (int64_t j = 0; j < rows; ++j) with_nan[static_cast<size_t>(j * cols + j)] = kNaNf;
+  for (bool nan : {false, true}) {
+    const std::vector<float>& v = nan ? with_nan : h;
+    std::vector<double> sum(static_cast<size_t>(cols), 0);
+    std::vector<float> mx(static_cast<size_t>(cols), -kInf), mn(static_cast<size_t>(cols), kInf);
+    std::vector<int64_t> amx(static_cast<size_t>(cols), -1), amn(static_cast<size_t>(cols), -1);
+    for (int64_t j = 0; j < cols; ++j) {
+      const size_t c = static_cast<size_t>(j);
+      for (int64_t i = 0; i < rows; ++i) {
+        const float x = v[static_cast<size_t>(i * cols + j)];
+        sum[c] += x;
+        if (std::isnan(mx[c])) continue;  // the first NaN decides max, min and both args
+        if (std::isnan(x)) {
+          mx[c] = mn[c] = x;
+          amx[c] = amn[c] = i;
+          continue;
+        }
+        if (x > mx[c]) mx[c] = x, amx[c] = i;
+        if (x < mn[c]) mn[c] = x, amn[c] = i;
+      }
+    }
+    for (DType dt : {DType::F32, DType::F64, DType::BF16, DType::F16, DType::I64}) {
+      if (nan && dt == DType::I64) continue;
+      SCOPED_TRACE(std::string(dtype_name(dt)) + (nan ? " with NaN" : ""));
+      const Tensor x = f32(v, {rows, cols}, d).to_dtype(dt);
+      const std::vector<float> s = x.sum({0}).to_dtype(DType::F32).to_vector<float>();
+      const std::vector<float> gmx = x.max({0}).to_dtype(DType::F32).to_vector<float>();
+      const std::vector<float> gmn = x.min({0}).to_dtype(DType::F32).to_vector<float>();
+      const std::vector<int64_t> gamx = x.argmax({0}).to_vector<int64_t>(), gamn = x.argmin({0}).to_vector<int64_t>();
+      for (size_t c = 0; c < static_cast<size_t>(cols); ++c) {
+        if (std::isnan(sum[c])) {
+          EXPECT_TRUE(std::isnan(s[c]) && std::isnan(gmx[c]) && std::isnan(gmn[c])) << c;
+        } else {
+          // the sums are integers below 2^12: exact in every dtype but bf16 (8 bits)
+          EXPECT_NEAR(s[c], sum[c], dt == DType::BF16 ? std::abs(sum[c]) / 128 : 0) << c;
+          EXPECT_EQ(gmx[c], mx[c]) << c;
+          EXPECT_EQ(gmn[c], mn[c]) << c;
+        }
+        EXPECT_EQ(gamx[c], amx[c]) << c;
+        EXPECT_EQ(gamn[c], amn[c]) << c;
+      }
+    }
+  }
+}
+
 // Softmax and the norms on rows of length 1 and on rows longer than the cached path holds.
 TEST_P(Reduce, LastDimOpsOnShortAndLongRows) {
   const Device d = GetParam();

@@ -26,6 +26,7 @@ namespace {
 constexpr int kLanes = 16;
 constexpr int64_t kBlock = 2048;  // elements per pairwise leaf in a row sum
 constexpr int64_t kColW = 1024;    // outputs per column-mode strip
+constexpr int kRowBlock = 8;       // reduced rows added at once in column mode
 
 template <bool Unit, class T>
 inline T at(const T* p, int64_t i, int64_t s) {
@@ -34,6 +35,39 @@ inline T at(const T* p, int64_t i, int64_t s) {
 template <bool Unit, class T>
 inline const T* at_ptr(const T* p, int64_t i, int64_t s) {
   return Unit ? p + i : p + i * s;
+}
+
+// Column mode reads a strip's reduced rows kRowBlock at a time: f.template operator()<R>(r, k)
+// gets r[0, R), the rows from reduced row k on, R = kRowBlock while that many are left, then 1.
+// Several rows at once keep several streams of loads in flight (one row at a time stalled on
+// memory: a strip's piece of a row is a few KB, too short for the prefetchers; 2.3x on two Zen 4
+// cores, sum over dim 0 of 2048 x 8192 f32) and read and write the accumulators once per block.
+// rows(k) is called with k in order.
+template <class T, class Rows, class F>
+inline void row_blocks(Rows& rows, int64_t k, int64_t count, F&& f) {
+  const T* r[kRowBlock];
+  while (k < count) {
+    if (count - k >= kRowBlock) {
+      for (int i = 0; i < kRowBlock; ++i) r[i] = rows(k + i);
+      f.template operator()<kRowBlock>(r, k);
+      k += kRowBlock;
+    } else {
+      r[0] = rows(k);
+      f.template operator()<1>(r, k);
+      ++k;
+    }
+  }
+}
+
+// lv[j] += the sum of element j of R rows, for j < w.
+template <int R, class T, class Acc>
+inline void add_rows(const T* const* r, int64_t w, Acc* lv) {
+#pragma omp simd
+  for (int64_t j = 0; j < w; ++j) {
+    Acc s = sum_load<Acc>(r[0][j]);
+    for (int i = 1; i < R; ++i) s += sum_load<Acc>(r[i][j]);
+    lv[j] += s;
+  }
 }
 
 // ---- per-op kernels ------------------------------------------------------------------------
@@ -74,19 +108,21 @@ struct SumKernel {
   static void cols(Rows rows, int64_t count, int64_t, int64_t w, Acc* out) {
     // Cascade of four levels, each flushed into the next every 64 rows, keeps float error at
     // about 64 * log64(count) roundings instead of count.
+    // Blocks of rows start at multiples of kRowBlock, which divides 64, so a block ends at every
+    // 64th row.
+    static_assert(64 % kRowBlock == 0);
     Acc lv[4][kColW] = {};
-    for (int64_t k = 0; k < count; ++k) {
-      const T* r = rows(k);
-      for (int64_t j = 0; j < w; ++j) lv[0][j] += sum_load<Acc>(r[j]);
+    row_blocks<T>(rows, 0, count, [&]<int R>(const T* const* r, int64_t k) {
+      add_rows<R>(r, w, lv[0]);
       if constexpr (!std::is_integral_v<Acc>) {
-        const int64_t c = k + 1;
+        const int64_t c = k + R;
         for (int level = 0, period = 64; level < 3 && c % period == 0; ++level, period *= 64)
           for (int64_t j = 0; j < w; ++j) {
             lv[level + 1][j] += lv[level][j];
             lv[level][j] = 0;
           }
       }
-    }
+    });
     for (int64_t j = 0; j < w; ++j) out[j] = lv[3][j] + (lv[2][j] + (lv[1][j] + lv[0][j]));
   }
 
@@ -158,15 +194,20 @@ struct MinMaxKernel {
   static void cols(Rows rows, int64_t count, int64_t, int64_t w, Acc* out) {
     uint8_t nan[kColW] = {};
     for (int64_t j = 0; j < w; ++j) out[j] = minmax_identity<IsMax, Acc>();
-    for (int64_t k = 0; k < count; ++k) {
-      const T* r = rows(k);
+    row_blocks<T>(rows, 0, count, [&]<int R>(const T* const* r, int64_t) {
 #pragma omp simd
       for (int64_t j = 0; j < w; ++j) {
-        const Acc x = static_cast<Acc>(r[j]);
-        out[j] = minmax_select<IsMax>(out[j], x);
-        nan[j] |= static_cast<uint8_t>(is_nan_value(x));
+        Acc m = out[j];
+        uint8_t n = nan[j];
+        for (int i = 0; i < R; ++i) {
+          const Acc x = static_cast<Acc>(r[i][j]);
+          m = minmax_select<IsMax>(m, x);
+          n |= static_cast<uint8_t>(is_nan_value(x));
+        }
+        out[j] = m;
+        nan[j] = n;
       }
-    }
+    });
     if constexpr (std::is_floating_point_v<Acc>) {
       for (int64_t j = 0; j < w; ++j)
         if (nan[j]) out[j] = std::numeric_limits<Acc>::quiet_NaN();
@@ -222,15 +263,20 @@ struct ArgKernel {
       val[j] = static_cast<V>(r0[j]);
       idx[j] = first;
     }
-    for (int64_t k = 1; k < count; ++k) {
-      const T* r = rows(k);
+    row_blocks<T>(rows, 1, count, [&]<int R>(const T* const* r, int64_t k) {
       for (int64_t j = 0; j < w; ++j) {
-        const V x = static_cast<V>(r[j]);
-        const bool b = arg_better<IsMax>(x, val[j]);
-        val[j] = b ? x : val[j];
-        idx[j] = b ? first + k : idx[j];
+        V v = val[j];
+        int64_t at = idx[j];
+        for (int i = 0; i < R; ++i) {
+          const V x = static_cast<V>(r[i][j]);
+          const bool b = arg_better<IsMax>(x, v);
+          v = b ? x : v;
+          at = b ? first + k + i : at;
+        }
+        val[j] = v;
+        idx[j] = at;
       }
-    }
+    });
     for (int64_t j = 0; j < w; ++j) out[j] = {val[j], idx[j]};
   }
 
