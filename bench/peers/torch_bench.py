@@ -49,6 +49,8 @@ SIZES = {
                     64, 64, 2, 64, 32, 256, 128, 1, 16, 64, 1, 8, 16, 100),
 }
 
+LINEAR_TOKENS = 16  # kLinearTokens in tools/wick/bench.cpp
+
 DT = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
 SZ = {"f32": 4, "bf16": 2, "f16": 2}
 
@@ -212,6 +214,14 @@ def make_rows(z):
         w, x = rnd((mvm, mvk), torch.bfloat16, d), rnd((mvk,), torch.bfloat16, d)
         return lambda: w @ x
     row("matvec", f"{dims(mvm, mvk)} @ {mvk}", "bf16", 2 * (mvm * mvk + mvk + mvm), 0, 2 * (mvm * mvk + mvk), matvec)
+
+    lt = LINEAR_TOKENS
+
+    def linear(d):
+        w, x = rnd((mvm, mvk), torch.bfloat16, d), rnd((lt, mvk), torch.bfloat16, d)
+        return lambda: F.linear(x, w)
+    row("linear", f"{dims(lt, mvk)} @ {dims(mvm, mvk)}^T", "bf16", 2 * (mvm * mvk + lt * mvk + lt * mvm), 0,
+        2 * (mvm * mvk + lt * mvk), linear)
 
     c1n, c1c, c1l = z["c1n"], z["c1c"], z["c1l"]
 

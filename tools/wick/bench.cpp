@@ -112,6 +112,8 @@ constexpr Sizes kQuick{.name = "quick", .n = int64_t{1} << 14, .bm = 64, .bn = 2
                        .bb = 2, .bmn = 64, .bk = 32, .mvm = 256, .mvk = 128,
                        .c1n = 1, .c1c = 16, .c1l = 64, .c2n = 1, .c2c = 8, .c2hw = 16, .chain = 100};
 
+constexpr int64_t kLinearTokens = 16;  // rows of x in the linear row, in every shape set
+
 using Run = std::function<void()>;
 
 struct Spec {
@@ -338,6 +340,16 @@ std::vector<Spec> make_specs(const Sizes& z) {
         2 * (m * k + k), [=](const Device& d) {
           Tensor w = rnd({z.mvm, z.mvk}, D::BF16, d), x = rnd({z.mvk}, D::BF16, d);
           return Run([w, x] { (void)w.matmul(x); });
+        });
+  }
+  {
+    // A linear layer on a few tokens, x @ W^T with W stored [out, in] as checkpoints hold it: the
+    // matvec row's weight read once for kLinearTokens rows, so a GB/s row like matvec.
+    const double m = static_cast<double>(z.mvm), k = static_cast<double>(z.mvk), t = kLinearTokens;
+    row("linear", dims({kLinearTokens, z.mvk}) + " @ " + dims({z.mvm, z.mvk}) + "^T", "bf16",
+        2 * (m * k + t * k + t * m), 0, 2 * (m * k + t * k), [=](const Device& d) {
+          Tensor w = rnd({z.mvm, z.mvk}, D::BF16, d), x = rnd({kLinearTokens, z.mvk}, D::BF16, d);
+          return Run([w, x] { (void)x.matmul(w.t()); });
         });
   }
   {
