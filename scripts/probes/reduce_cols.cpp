@@ -1,5 +1,7 @@
 // Times reductions over dim 0 (column mode) and dim -1 of [rows, cols] on the CPU, median of
-// argv[1] runs (default 20), for A/B builds: link against two libwick.a and compare.
+// argv[1] runs (default 20), for A/B builds: link against two libwick.a and compare (link line as
+// in scripts/probes/cpu_gemm.sh; an old build's library is libwick.a with `ar r` of the old
+// reduce.cpp.o).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
