@@ -883,10 +883,10 @@ WICK_AMX void amx_weight_block(const uint16_t* w, int64_t ldw, bool packed, int6
   if (full < kp) amx_tiles<Two>(wpack, packed_rs, packed_ks, ap + full * 2 * kNR, kp - full, tile, kNR, full > 0);
 }
 
-// gemm_bf16's products at Isa::Amx, each bf16_weight_as_is.
-void amx_gemm_in_place(int64_t count, const std::function<Bf16Gemm(int64_t)>& product) {
-  const Bf16Gemm first = product(0);
-  const int64_t m = first.c.rows, n = first.c.cols, k = first.a.cols;
+// gemm_bf16's products (at least one) at Isa::Amx, each bf16_weight_as_is.
+void amx_gemm_in_place(const std::vector<Bf16Gemm>& all) {
+  const int64_t count = static_cast<int64_t>(all.size());
+  const int64_t m = all[0].c.rows, n = all[0].c.cols, k = all[0].a.cols;
   const int64_t kp = (k + 2 * kAmxPairs - 1) / (2 * kAmxPairs) * kAmxPairs;  // pairs of the packed a
   const int64_t full = k / (2 * kAmxPairs) * kAmxPairs;                      // pairs of W read in place
   const int64_t apan = (m + kNR - 1) / kNR, a_elems = apan * kp * 2 * kNR;
@@ -894,14 +894,13 @@ void amx_gemm_in_place(int64_t count, const std::function<Bf16Gemm(int64_t)>& pr
   const int64_t per_group = std::max<int64_t>(1, kPackBytes / (a_elems * 2));
   for (int64_t g0 = 0; g0 < count; g0 += per_group) {
     const int64_t gn = std::min(per_group, count - g0);
-    std::vector<Bf16Gemm> prods;
-    for (int64_t i = 0; i < gn; ++i) prods.push_back(g0 + i == 0 ? first : product(g0 + i));
+    const Bf16Gemm* prods = all.data() + g0;
     const Scratch<uint16_t> pa = scratch<uint16_t>(gn * a_elems);
     const int64_t chunks = (kp + kInPlacePackPairs - 1) / kInPlacePackPairs;
     parallel_for(gn * apan * chunks, 1, [&](int64_t u0, int64_t u1) {
       for (int64_t u = u0; u < u1; ++u) {
         const int64_t pi = u / (apan * chunks), ip = u / chunks % apan, q0 = u % chunks * kInPlacePackPairs;
-        const MatRef<const bf16>& a = prods[static_cast<size_t>(pi)].a;
+        const MatRef<const bf16>& a = prods[pi].a;
         const int64_t i0 = ip * kNR, kk = std::min(k - 2 * q0, 2 * kInPlacePackPairs);
         uint16_t* out = pa.get() + pi * a_elems + (ip * kp + q0) * 2 * kNR;
         pack_panel<kNR>(storage(a.p + i0 * a.rs + 2 * q0 * a.cs), std::min<int64_t>(kNR, m - i0), kk, a.rs, a.cs,
@@ -914,7 +913,7 @@ void amx_gemm_in_place(int64_t count, const std::function<Bf16Gemm(int64_t)>& pr
       tiles_begin();
       for (int64_t t = next(); t >= 0; t = next()) {
         const int64_t pi = t / nblk, j0 = t % nblk * kAmxMR, rows = std::min<int64_t>(kAmxMR, n - j0);
-        const Bf16Gemm& g = prods[static_cast<size_t>(pi)];
+        const Bf16Gemm& g = prods[pi];
         const uint16_t* w = storage(g.b.p + j0 * g.b.cs);  // row j of W: column j0 + j of b
         const bool packed = rows < kAmxMR;
         if (packed) {
@@ -1010,18 +1009,16 @@ void dot_block_for(int a_rows, std::integer_sequence<int, As...>, const uint16_t
   (void)((a_rows == As + 1 ? (dot_block<R, As + 1>(w, ldw, x, ldx, k, sums), true) : false) || ...);
 }
 
-// gemm_bf16's products at Isa::Avx512Bf16, each bf16_weight_as_is (Note [bf16 dot products of a
-// weight's rows]).
-void bf16_row_dots(int64_t count, const std::function<Bf16Gemm(int64_t)>& product) {
-  const Bf16Gemm first = product(0);
-  const int64_t m = first.c.rows, n = first.c.cols, k = first.a.cols;
+// gemm_bf16's products (at least one) at Isa::Avx512Bf16, each bf16_weight_as_is (Note [bf16 dot
+// products of a weight's rows]).
+void bf16_row_dots(const std::vector<Bf16Gemm>& prods) {
+  const int64_t m = prods[0].c.rows, n = prods[0].c.cols, k = prods[0].a.cols;
   const int64_t ldx = (k + 31) / 32 * 32;
   const int64_t groups = (m + kDotA - 1) / kDotA;  // of a's rows, as even as may be
   const int64_t wblocks = (n + kDotW - 1) / kDotW;
   const Scratch<uint16_t> xs = scratch<uint16_t>(m * ldx);
   const bf16* last_a = nullptr;
-  for (int64_t pi = 0; pi < count; ++pi) {
-    const Bf16Gemm g = pi == 0 ? first : product(pi);
+  for (const Bf16Gemm& g : prods) {
     if (g.a.p != last_a) {  // (a broadcast a repeats)
       for (int64_t i = 0; i < m; ++i) {
         uint16_t* row = xs.get() + i * ldx;
@@ -1074,9 +1071,14 @@ void gemm_bf16(int64_t count, const std::function<Bf16Gemm(int64_t)>& product, s
   if (isa < simd::Isa::Avx512Bf16 || isa > simd::detected())
     throw UnsupportedError(std::string("gemm_bf16: no bf16 GEMM kernel at level ") + simd::isa_name(isa) +
                            " on this cpu (" + simd::isa_name(simd::detected()) + ")");
+  // The products, kept for the unpacked paths while each of them can take one.
+  std::vector<Bf16Gemm> prods;
   bool as_is = count > 0;
-  for (int64_t i = 0; as_is && i < count; ++i) as_is = bf16_weight_as_is(product(i), isa);
-  if (as_is) return isa >= simd::Isa::Amx ? amx_gemm_in_place(count, product) : bf16_row_dots(count, product);
+  for (int64_t i = 0; as_is && i < count; ++i) {
+    prods.push_back(product(i));
+    as_is = bf16_weight_as_is(prods.back(), isa);
+  }
+  if (as_is) return isa >= simd::Isa::Amx ? amx_gemm_in_place(prods) : bf16_row_dots(prods);
   gemm_packed(count, product, isa >= simd::Isa::Amx ? kAmxScheme : kVnniScheme);
 }
 

@@ -6,7 +6,8 @@
 //                with unit stride, or nothing is): lanes of accumulators, vectorisable.
 //   column mode  a kept dim has unit stride (e.g. sum over dim 0 of a row-major matrix): each task
 //                owns a strip of up to kColW adjacent outputs and adds whole reduced rows into a
-//                strip of accumulators, so memory is read in order rather than column by column.
+//                strip of accumulators (kRowBlock rows at a time), so memory is read in order
+//                rather than column by column.
 // Outputs are split across threads; when there are fewer outputs than threads, each output's
 // reduced range is split too and the partial results are merged in order.
 #include <algorithm>
