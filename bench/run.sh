@@ -5,7 +5,7 @@
 # usage: bench/run.sh [--cuda] [--build-dir DIR] [--no-build] [--out FILE] [--no-torch] [--rounds N]
 #                     [bench options]
 #   bench options (given to both): --device D  --op NAME (repeatable)  --reps N
-#                                  --quick | --cpu-shapes | --gpu-shapes  --bw GBS
+#                                  --quick | --cpu-shapes | --gpu-shapes  --llm  --bw GBS
 #   --cuda        configure with -DWICK_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 (or WICK_CUDA=1)
 #   --no-build    use DIR/wick as it is (a build made elsewhere, e.g. scripts/pack-prebuilt.sh)
 #   --out FILE    also write the table to FILE
@@ -44,7 +44,7 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=$2; shift ;;
     --device) bench_args+=("$1" "$2"); shift ;;
     --op|--reps|--bw) bench_args+=("$1" "$2"); torch_args+=("$1" "$2"); shift ;;
-    --quick|--cpu-shapes|--gpu-shapes) bench_args+=("$1") ;;
+    --quick|--cpu-shapes|--gpu-shapes|--llm) bench_args+=("$1") ;;
     -h|--help) sed -n '2,21p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "bench/run.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
   esac
@@ -97,10 +97,12 @@ else
   fi
   # exit 1 with JSON = some rows raised errors; the table lists them.
   read -r device shapes < <("$py" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["device"], d["shapes"])' "$tmp/wick.json")
-  case "$shapes" in
-    quick) shape_flag=--quick ;;
-    cpu) shape_flag=--cpu-shapes ;;
-    *) shape_flag=--gpu-shapes ;;
+  shape_flags=()
+  case "$shapes" in llm-*) shape_flags+=(--llm) ;; esac
+  case "${shapes#llm-}" in
+    quick) shape_flags+=(--quick) ;;
+    cpu) shape_flags+=(--cpu-shapes) ;;
+    *) shape_flags+=(--gpu-shapes) ;;
   esac
 
   # ---- torch, same device and shapes ----
@@ -109,7 +111,7 @@ else
     compare_args+=(--torch-missing "torch not run (--no-torch)")
   elif ! "$py" -c 'import torch' 2>/dev/null; then
     compare_args+=(--torch-missing "torch not found ($py cannot import torch)")
-  elif "$py" "$root/bench/peers/torch_bench.py" --device "$device" "$shape_flag" "${torch_args[@]}" \
+  elif "$py" "$root/bench/peers/torch_bench.py" --device "$device" "${shape_flags[@]}" "${torch_args[@]}" \
       >"$tmp/torch.json" 2>"$tmp/torch.log"; then
     compare_args+=("$tmp/torch.json")
   else

@@ -13,7 +13,7 @@ time.perf_counter. TF32 is off for matmul and conv (wick's f32 rows are f32); cu
 on, so torch convs use their best algorithm.
 
 usage: torch_bench.py [--device cuda|cuda:N|rocm|cpu] [--op NAME]... [--reps N]
-                      [--quick | --cpu-shapes | --gpu-shapes] [--bw GBS] [--serve]
+                      [--quick | --cpu-shapes | --gpu-shapes] [--llm] [--bw GBS] [--serve]
 --serve is for bench/peers/interleave.py, which alternates wick's and torch's runs op by op.
 """
 
@@ -25,6 +25,8 @@ import time
 
 import torch
 import torch.nn.functional as F
+
+F_ = F  # for make_llm_rows, where F is the MLP width
 
 L2_BUDGET = 50e6
 GPU_COPY_GBS = 3000.0
@@ -277,6 +279,141 @@ def make_rows(z):
     return rows
 
 
+# Same numbers as kLlmGpu / kLlmCpu / kLlmQuick in tools/wick/bench_llm.cpp.
+LLM_SIZES = {
+    "gpu": dict(copy=1 << 28, hidden=4096, heads=32, kv=8, hd=128, ffn=14336, vocab=128256, tokens=2048, ctx=4096,
+                batch=64),
+    "cpu": dict(copy=1 << 24, hidden=2048, heads=32, kv=8, hd=64, ffn=8192, vocab=128256, tokens=128, ctx=1024,
+                batch=8),
+    "quick": dict(copy=1 << 14, hidden=64, heads=4, kv=2, hd=16, ffn=128, vocab=1000, tokens=16, ctx=32, batch=2),
+}
+
+
+def rope_half(x, cos, sin):
+    """Rotary embedding of half-split pairs (wick's rope; what Llama code does in eager torch)."""
+    h = x.shape[-1] // 2
+    x1, x2 = x[..., :h], x[..., h:]
+    return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
+
+
+def make_llm_rows(z):
+    """The rows of tools/wick/bench_llm.cpp (its header says what they model)."""
+    rows = []
+    row = lambda *a, **k: rows.append(Row(*a, **k))  # noqa: E731
+    bf16, f32 = torch.bfloat16, torch.float32
+    H, nh, hd, F, V, T, C = (z[k] for k in ("hidden", "heads", "hd", "ffn", "vocab", "tokens", "ctx"))
+    kv = z["kv"]
+    Q = (nh + 2 * kv) * hd
+    cn = z["copy"]
+
+    def copy(d):
+        x = rnd((cn,), f32, d)
+        return lambda: x.clone()
+    row("copy", str(cn), "f32", 8 * cn, 0, 4 * cn, copy)
+
+    # ---- prefill ----
+    def embed(d):
+        t = rnd((V, H), bf16, d)
+        i = torch.randint(0, V, (T,), dtype=torch.int64, device=d)
+        return lambda: t.index_select(0, i)
+    row("index_select", f"{dims(V, H)} ids {T} dim 0", "bf16", 4 * T * H + 8 * T, 0, 2 * V * H + 8 * T, embed)
+
+    def rms(rows_):
+        def make(d):
+            x, w = rnd((rows_, H), bf16, d), rnd((H,), bf16, d, 0.5, 1.5)
+            return lambda: rms_norm(x, w, 1e-5)
+        row("rms_norm", dims(rows_, H), "bf16", 4 * rows_ * H + 2 * H, 0, 2 * (rows_ * H + H), make)
+    rms(T)
+
+    def linear(m, n, k):
+        def make(d):
+            x, w = rnd((m, k), bf16, d), rnd((n, k), bf16, d)
+            return lambda: F_.linear(x, w)
+        row("linear", f"{dims(m, k)} @ {dims(n, k)}^T", "bf16", 2 * (m * k + n * k + m * n),
+            2 * m * n * k if m > 1 else 0, 2 * (m * k + n * k), make, math_dtype="bf16")
+    linear(T, Q, H)
+
+    def rope(d):
+        x = rnd((1, nh, T, hd), bf16, d)
+        c, s = rnd((T, hd // 2), bf16, d), rnd((T, hd // 2), bf16, d)
+        return lambda: rope_half(x, c, s)
+    row("rope", dims(1, nh, T, hd), "bf16", 4 * nh * T * hd + 2 * T * hd, 0, 2 * (nh * T * hd + T * hd), rope)
+
+    def transpose(d):
+        x = rnd((1, T, nh, hd), bf16, d)
+        return lambda: x.transpose(1, 2).contiguous()
+    row("transpose_copy", f"{dims(1, T, nh, hd)} dims 1,2", "bf16", 4 * T * nh * hd, 0, 2 * T * nh * hd, transpose)
+
+    def scores(d):
+        q, k = rnd((nh, T, hd), bf16, d), rnd((nh, T, hd), bf16, d)
+        return lambda: torch.matmul(q, k.transpose(-1, -2))
+    row("bmm", f"{nh}x({dims(T, hd)} @ ({dims(T, hd)})^T)", "bf16", 2 * nh * (2 * T * hd + T * T),
+        2 * nh * T * T * hd, 4 * nh * T * hd, scores, math_dtype="bf16")
+
+    def softmax_scores(d):
+        x = rnd((nh, T, T), bf16, d, -4.0, 4.0)
+        return lambda: torch.softmax(x, -1)
+    row("softmax", f"{dims(nh, T, T)} dim -1", "bf16", 4 * nh * T * T, 0, 2 * nh * T * T, softmax_scores)
+
+    def apply(d):
+        p, x = rnd((nh, T, T), bf16, d, 0.0, 1.0), rnd((nh, T, hd), bf16, d)
+        return lambda: torch.matmul(p, x)
+    row("bmm", f"{nh}x({dims(T, T)} @ {dims(T, hd)})", "bf16", 2 * nh * (T * T + 2 * T * hd), 2 * nh * T * T * hd,
+        2 * nh * (T * T + T * hd), apply, math_dtype="bf16")
+
+    def residual(d):
+        a, b = rnd((T, H), bf16, d), rnd((T, H), bf16, d)
+        return lambda: a + b
+    row("add", dims(T, H), "bf16", 6 * T * H, 0, 4 * T * H, residual)
+    linear(T, 2 * F, H)
+
+    half = f"{dims(T, F)} of {dims(T, 2 * F)}"
+
+    def silu(d):
+        y = rnd((T, 2 * F), bf16, d, -4.0, 4.0)
+        return lambda: F_.silu(y[:, :F])
+    row("silu", half, "bf16", 4 * T * F, 0, 4 * T * F, silu)
+
+    def gate_mul(d):
+        g, y = rnd((T, F), bf16, d), rnd((T, 2 * F), bf16, d)
+        return lambda: g * y[:, F:]
+    row("mul", f"{dims(T, F)} * {half}", "bf16", 6 * T * F, 0, 6 * T * F, gate_mul)
+    linear(T, H, F)
+
+    # ---- decode ----
+    rms(1)
+    linear(1, F, H)
+
+    def decode_scores(d):
+        q, k = rnd((nh, 1, hd), bf16, d), rnd((nh, C, hd), bf16, d)
+        return lambda: torch.matmul(q, k.transpose(-1, -2))
+    row("bmm", f"{nh}x({dims(1, hd)} @ ({dims(C, hd)})^T)", "bf16", 2 * nh * (hd + C * hd + C), 0,
+        2 * nh * (hd + C * hd), decode_scores)
+
+    def append(d):
+        a, b = rnd((1, kv, C - 1, hd), bf16, d), rnd((1, kv, 1, hd), bf16, d)
+        return lambda: torch.cat((a, b), dim=2)
+    row("cat", f"{dims(1, kv, C - 1, hd)} + {dims(1, kv, 1, hd)} dim 2", "bf16", 4 * kv * C * hd, 0,
+        2 * kv * C * hd, append)
+    linear(1, V, H)
+
+    for r in (1, z["batch"]):
+        e = r * V
+        shape = f"{dims(r, V)} dim -1"
+
+        def logits(fn, r=r):
+            def make(d):
+                x = rnd((r, V), f32, d, -8.0, 8.0)
+                return lambda: fn(x)
+            return make
+        row("softmax", shape, "f32", 8 * e, 0, 4 * e, logits(lambda x: torch.softmax(x, -1)))
+        row("argmax", shape, "f32", 4 * e + 8 * r, 0, 4 * e, logits(lambda x: x.argmax(-1)))
+        row("sort", shape + " desc", "f32", 16 * e, 0, 4 * e,
+            logits(lambda x: torch.sort(x, dim=-1, descending=True, stable=True)))
+        row("cumsum", shape, "f32", 8 * e, 0, 4 * e, logits(lambda x: torch.cumsum(x, -1)))
+    return rows
+
+
 def peak_tflops(dev, name, math_dtype):
     if dev.type != "cuda":
         return math.nan
@@ -388,6 +525,7 @@ def main(argv=None):
     g.add_argument("--quick", dest="shapes", action="store_const", const="quick")
     g.add_argument("--cpu-shapes", dest="shapes", action="store_const", const="cpu")
     g.add_argument("--gpu-shapes", dest="shapes", action="store_const", const="gpu")
+    ap.add_argument("--llm", action="store_true", help="the LLM rows (make_llm_rows), sized by the shape set")
     ap.add_argument("--json", action="store_true", help="accepted for symmetry with wick bench; output is always JSON")
     ap.add_argument("--serve", action="store_true",
                     help="read op names from stdin, one per line, and answer each with a JSON line of its rows "
@@ -416,12 +554,13 @@ def main(argv=None):
 
     bw = a.bw if a.bw else (GPU_COPY_GBS if dev.type == "cuda" else math.nan)
     measured_bw = not math.isfinite(bw)
-    rows = make_rows(SIZES[shapes])
+    rows = make_llm_rows(LLM_SIZES[shapes]) if a.llm else make_rows(SIZES[shapes])
     if a.op:
         rows = [r for r in rows if any(r.op.startswith(f) for f in a.op)]
 
     doc = {"tool": "torch", "version": torch.__version__, "device": str(dev), "device_name": name,
-           "shapes": shapes, "reps": a.reps, "timer": "cuda events" if dev.type == "cuda" else "perf_counter"}
+           "shapes": ("llm-" if a.llm else "") + shapes, "reps": a.reps,
+           "timer": "cuda events" if dev.type == "cuda" else "perf_counter"}
     if a.serve:
         # One row group per request: a line naming an op on stdin, a line of JSON with its rows on stdout.
         print(json.dumps(doc), flush=True)

@@ -25,12 +25,13 @@
 #include <limits>
 #include <memory>
 #include <sstream>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "wick/timing.h"
+#include "bench_rows.h"
 #include "wick/tensor.h"
+#include "wick/timing.h"
 
 namespace wick::tool {
 namespace {
@@ -114,18 +115,6 @@ constexpr Sizes kQuick{.name = "quick", .n = int64_t{1} << 14, .bm = 64, .bn = 2
 
 constexpr int64_t kLinearTokens = 16;  // rows of x in the linear row, in every shape set
 
-using Run = std::function<void()>;
-
-struct Spec {
-  std::string op, shape, dtype;
-  double bytes = 0;     // read + written once, per run
-  double flops = 0;     // per run; > 0 makes it a TFLOP/s row
-  double in_bytes = 0;  // the inputs of one run: decides the rotation
-  int64_t chain = 0;    // > 0: a host-overhead row, rate in us per op
-  DType math = DType::F32;
-  std::function<Run(const Device&)> make;  // builds one input set and the run over it
-};
-
 struct Result {
   std::string status = "ok", message;
   double ms = kNaN, rate = kNaN, floor_ms = kNaN;
@@ -133,56 +122,11 @@ struct Result {
   int runs = 0, sets = 0;
 };
 
-// Uniform random data in [lo, up). A young backend may lack random numbers for a dtype (or at
-// all): then the data is made on the CPU and moved, so the op itself still gets measured.
-Tensor rnd(const Shape& s, DType dt, const Device& d, double lo = -1.0, double up = 1.0) {
-  try {
-    return Tensor::rand_uniform(s, dt, lo, up, d);
-  } catch (const UnsupportedError&) {
-  }
-  Tensor t = Tensor::rand_uniform(s, DType::F32, lo, up, Device::cpu());
-  if (dt != DType::F32) t = t.to_dtype(dt);
-  return t.to(d);
-}
-
-// Random i64 ids in [0, n - 1]: f32 uniform below n - 1 rounds into range whichever way the cast
-// rounds.
-Tensor ids(const Shape& s, int64_t n, const Device& d) {
-  try {
-    return rnd(s, DType::F32, d, 0.0, static_cast<double>(n - 1)).to_dtype(DType::I64);
-  } catch (const UnsupportedError&) {
-  }
-  return Tensor::rand_uniform(s, DType::F32, 0.0, static_cast<double>(n - 1), Device::cpu()).to_dtype(DType::I64).to(d);
-}
-
-std::string dims(std::initializer_list<int64_t> v) {
-  std::string s;
-  for (int64_t x : v) {
-    if (!s.empty()) s += 'x';
-    s += std::to_string(x);
-  }
-  return s;
-}
-
-double sz(DType d) { return static_cast<double>(dtype_size(d)); }
-
 // The rows, in report order. Keys must match bench/peers/torch_bench.py.
 std::vector<Spec> make_specs(const Sizes& z) {
   using D = DType;
   std::vector<Spec> v;
-  auto row = [&](std::string op, std::string shape, std::string dtype, double bytes, double flops, double in_bytes,
-                 std::function<Run(const Device&)> make, D math = D::F32) {
-    Spec s;
-    s.op = std::move(op);
-    s.shape = std::move(shape);
-    s.dtype = std::move(dtype);
-    s.bytes = bytes;
-    s.flops = flops;
-    s.in_bytes = in_bytes;
-    s.math = math;
-    s.make = std::move(make);
-    v.push_back(std::move(s));
-  };
+  auto row = [&](auto&&... a) { add_row(v, std::forward<decltype(a)>(a)...); };
   const int64_t n = z.n;
   const double fn = static_cast<double>(n);
   const std::string ns = std::to_string(n);
@@ -524,6 +468,7 @@ int usage(int code = 2) {
                "  --quick         tiny shapes (smoke test)\n"
                "  --cpu-shapes    the CPU section shapes (default on the cpu device)\n"
                "  --gpu-shapes    the GPU shapes of ANCHORS.md (default on a GPU)\n"
+               "  --llm           the LLM rows (bench_llm.cpp) instead, sized by the shape set\n"
                "  --bw GBS        copy bandwidth for the floor column (default: 3000 on a GPU,\n"
                "                  the measured copy row on the cpu)\n");
   return code;
@@ -531,9 +476,54 @@ int usage(int code = 2) {
 
 }  // namespace
 
+void add_row(std::vector<Spec>& v, std::string op, std::string shape, std::string dtype, double bytes, double flops,
+             double in_bytes, std::function<Run(const Device&)> make, DType math) {
+  Spec s;
+  s.op = std::move(op);
+  s.shape = std::move(shape);
+  s.dtype = std::move(dtype);
+  s.bytes = bytes;
+  s.flops = flops;
+  s.in_bytes = in_bytes;
+  s.math = math;
+  s.make = std::move(make);
+  v.push_back(std::move(s));
+}
+
+Tensor rnd(const Shape& s, DType dt, const Device& d, double lo, double up) {
+  try {
+    return Tensor::rand_uniform(s, dt, lo, up, d);
+  } catch (const UnsupportedError&) {
+  }
+  Tensor t = Tensor::rand_uniform(s, DType::F32, lo, up, Device::cpu());
+  if (dt != DType::F32) t = t.to_dtype(dt);
+  return t.to(d);
+}
+
+// Random i64 ids in [0, n - 1]: f32 uniform below n - 1 rounds into range whichever way the cast
+// rounds.
+Tensor ids(const Shape& s, int64_t n, const Device& d) {
+  try {
+    return rnd(s, DType::F32, d, 0.0, static_cast<double>(n - 1)).to_dtype(DType::I64);
+  } catch (const UnsupportedError&) {
+  }
+  return Tensor::rand_uniform(s, DType::F32, 0.0, static_cast<double>(n - 1), Device::cpu()).to_dtype(DType::I64).to(d);
+}
+
+std::string dims(std::initializer_list<int64_t> v) {
+  std::string s;
+  for (int64_t x : v) {
+    if (!s.empty()) s += 'x';
+    s += std::to_string(x);
+  }
+  return s;
+}
+
+double sz(DType d) { return static_cast<double>(dtype_size(d)); }
+
 int cmd_bench(int argc, char** argv) {
   Device dev;
-  bool have_dev = false, json = false, list = false;
+  bool have_dev = false, json = false, list = false, llm = false;
   int reps = 20;
   const Sizes* sizes = nullptr;
   double bw = kNaN;
@@ -564,6 +554,8 @@ int cmd_bench(int argc, char** argv) {
       sizes = &kCpu;
     } else if (a == "--gpu-shapes") {
       sizes = &kFull;
+    } else if (a == "--llm") {
+      llm = true;
     } else {
       return usage();
     }
@@ -577,7 +569,8 @@ int cmd_bench(int argc, char** argv) {
   dev.set_seed(1234);
   std::unique_ptr<Timer> timer = make_timer(dev);
 
-  std::vector<Spec> specs = make_specs(*sizes);
+  std::vector<Spec> specs = llm ? make_llm_specs(sizes->name) : make_specs(*sizes);
+  const std::string set_name = (llm ? "llm-" : "") + std::string(sizes->name);
   if (!filters.empty()) {
     std::erase_if(specs, [&](const Spec& s) {
       return std::none_of(filters.begin(), filters.end(), [&](const std::string& f) { return s.op.rfind(f, 0) == 0; });
@@ -585,7 +578,7 @@ int cmd_bench(int argc, char** argv) {
   }
   if (!json) {
     std::printf("wick bench  %s (%s)  shapes %s  reps %d  floor bandwidth %s\n", dev.location().c_str(),
-                dev_name.c_str(), sizes->name, reps,
+                dev_name.c_str(), set_name.c_str(), reps,
                 measured_bw ? "= the copy row" : (fnum(bw, "%.0f") + " GB/s").c_str());
     if (!dev_info.details.empty()) std::printf("  %s\n", dev_info.details.c_str());
     std::printf("%-18s %-34s %-9s %10s %12s %-8s %10s  %s\n", "op", "shape", "dtype", "ms", "rate", "unit",
@@ -626,12 +619,12 @@ int cmd_bench(int argc, char** argv) {
     }
   }
   if (json) {
-    std::printf("{\"tool\": \"wick\", \"device\": %s, \"device_name\": %s, \"device_details\": %s, "
-                "\"shapes\": %s, \"reps\": %d, "
-                "\"timer\": %s, \"floor_bw_gbs\": %s, \"rows\": [%s\n]}\n",
-                jstr(dev.location()).c_str(), jstr(dev_name).c_str(), jstr(dev_info.details).c_str(),
-                jstr(sizes->name).c_str(), reps, jstr(timer_name(dev)).c_str(),
-                jnum(bw).c_str(), js.str().c_str());
+    std::printf(
+        "{\"tool\": \"wick\", \"device\": %s, \"device_name\": %s, \"device_details\": %s, "
+        "\"shapes\": %s, \"reps\": %d, "
+        "\"timer\": %s, \"floor_bw_gbs\": %s, \"rows\": [%s\n]}\n",
+        jstr(dev.location()).c_str(), jstr(dev_name).c_str(), jstr(dev_info.details).c_str(), jstr(set_name).c_str(),
+        reps, jstr(timer_name(dev)).c_str(), jnum(bw).c_str(), js.str().c_str());
   } else {
     std::printf("\n%d timed, %d unsupported, %d errors\n", ok, unsupported, errors);
   }
