@@ -327,6 +327,47 @@ TEST_P(Views, TransposedCopiesOfEveryType) {
   }
 }
 
+// Copies of permuted views that keep the last dim (the GPU moves such runs 16, 8 or 4 bytes at a
+// time, Note [GPU wide copies]): runs of every width in every element size, a run whose length
+// or start allows only a narrower unit (or none), and views narrowed along the run.
+TEST_P(Views, PermutedCopiesThatKeepTheLastDim) {
+  const Device d = GetParam();
+  for (DType dt : {DType::U8, DType::BF16, DType::F32, DType::F64}) {
+    for (int64_t run : {1, 2, 3, 4, 6, 8, 16, 24, 64}) {
+      SCOPED_TRACE(std::string(dtype_name(dt)) + " run " + std::to_string(run));
+      const int64_t b = 2, t = 7, h = 5;
+      std::vector<int64_t> xv(static_cast<size_t>(b * t * h * (run + 2)));
+      for (size_t e = 0; e < xv.size(); ++e) xv[e] = static_cast<int64_t>(e * 37 % 251);
+      const Tensor x = Tensor::from_vector(xv, {b, t, h, run + 2}, d).to_dtype(dt);
+      auto at = [&](int64_t i, int64_t j, int64_t k, int64_t l) {
+        return xv[static_cast<size_t>(((i * t + j) * h + k) * (run + 2) + l)];
+      };
+      for (int64_t start : {0, 1, 2}) {
+        std::vector<int64_t> want;
+        for (int64_t i = 0; i < b; ++i)
+          for (int64_t k = 0; k < h; ++k)
+            for (int64_t j = 0; j < t; ++j)
+              for (int64_t l = start; l < start + run; ++l) want.push_back(at(i, j, k, l));
+        const Tensor v = x.narrow(3, start, run).transpose(1, 2);
+        EXPECT_EQ(vals(v.contiguous().to_dtype(DType::I64)), want) << "start " << start;
+      }
+      // The whole rows, permuted in three dims, and into a strided destination.
+      std::vector<int64_t> want;
+      for (int64_t k = 0; k < h; ++k)
+        for (int64_t i = 0; i < b; ++i)
+          for (int64_t j = 0; j < t; ++j)
+            for (int64_t l = 0; l < run + 2; ++l) want.push_back(at(i, j, k, l));
+      EXPECT_EQ(vals(x.permute({2, 0, 1, 3}).contiguous().to_dtype(DType::I64)), want) << "permute";
+      Tensor dst = Tensor::zeros({h, b, t, run + 4}, dt, d);
+      Tensor part = dst.narrow(3, 2, run + 2);
+      part.copy_from(x.permute({2, 0, 1, 3}));
+      EXPECT_EQ(vals(part.contiguous().to_dtype(DType::I64)), want) << "into a view";
+      EXPECT_EQ(vals(dst.narrow(3, 0, 2).to_dtype(DType::I64)),
+                std::vector<int64_t>(static_cast<size_t>(h * b * t * 2), 0));
+    }
+  }
+}
+
 template <class E, class F>
 void expect_error(F&& f, const std::vector<std::string>& parts) {
   try {

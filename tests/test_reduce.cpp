@@ -794,6 +794,56 @@ TEST_P(Reduce, LastDimOpsOnShortAndLongRows) {
   EXPECT_TRUE(std::isnan(w[0]) && std::isnan(w[static_cast<size_t>(2 * n - 1)]));
 }
 
+// Few long rows, which the GPU cuts into chunks of a block each (Note [GPU split softmax]), against
+// a double reference: one row and a few, vector and strided rows (a narrowed and a transposed
+// view), bf16, log_softmax, chunks of only -inf beside finite ones, and the row counts around the
+// split's limits.
+TEST_P(Reduce, SoftmaxOfFewLongRows) {
+  const Device d = GetParam();
+  auto check = [&](const Tensor& x, const char* what) {
+    SCOPED_TRACE(std::string(what) + " " + x.str());
+    const Tensor xc = x.to_dtype(DType::F32).contiguous();
+    const std::vector<float> h = xc.to_vector<float>();
+    const int64_t n = x.dim(-1), rows = x.numel() / n;
+    const bool bf = x.dtype() == DType::BF16;
+    const std::vector<float> y = x.softmax().to_dtype(DType::F32).to_vector<float>();
+    const std::vector<float> ly = x.log_softmax().to_dtype(DType::F32).to_vector<float>();
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* p = h.data() + r * n;
+      double m = -kInf, sum = 0;
+      for (int64_t i = 0; i < n; ++i) m = std::max<double>(m, p[i]);
+      for (int64_t i = 0; i < n; ++i) sum += std::exp(p[i] - m);
+      for (int64_t i = 0; i < n; i += 7) {
+        const size_t k = static_cast<size_t>(r * n + i);
+        const double e = std::exp(p[i] - m) / sum, l = p[i] - m - std::log(sum);
+        ASSERT_NEAR(y[k], e, (bf ? 8e-3 : 2e-5) * e + 1e-30) << r << " " << i;
+        ASSERT_NEAR(ly[k], l, bf ? 0.05 + 8e-3 * std::abs(l) : 2e-4) << r << " " << i;
+      }
+    }
+  };
+  const int64_t v = 128256;
+  check(Tensor::rand_uniform({1, v}, DType::F32, -8, 8, d), "one row");
+  check(Tensor::rand_uniform({3, 5, 40000}, DType::F32, -8, 8, d), "kept dims");
+  check(Tensor::rand_uniform({2, 40001}, DType::F32, -8, 8, d).narrow(1, 1, 40000), "narrowed, misaligned");
+  check(Tensor::rand_uniform({20000, 3}, DType::F32, -8, 8, d).t(), "transposed");
+  check(Tensor::rand_uniform({2, 50000}, DType::BF16, -8, 8, d), "bf16");
+  check(Tensor::rand_uniform({2, 50000}, DType::F64, -8, 8, d), "f64");
+  for (int64_t rows : {64, 131, 132, 133, 300})
+    check(Tensor::rand_uniform({rows, 20000}, DType::F32, -8, 8, d), "rows");
+  check(Tensor::rand_uniform({200, 100000}, DType::F32, -8, 8, d), "rows too long to hold");
+  // The first 60000 of each row -inf: whole chunks of nothing beside chunks of values.
+  std::vector<float> h(static_cast<size_t>(2 * v));
+  for (size_t i = 0; i < h.size(); ++i) h[i] = i % static_cast<size_t>(v) < 60000 ? -kInf : static_cast<float>(i % 13);
+  const Tensor x = f32(h, {2, v}, d);
+  const std::vector<float> y = x.softmax().to_vector<float>();
+  double sum = 0;
+  for (int64_t i = 60000; i < v; ++i) sum += std::exp(static_cast<double>(i % 13) - 12);
+  for (int64_t i = 0; i < v; i += 11) {
+    const double want = i < 60000 ? 0.0 : std::exp(static_cast<double>(i % 13) - 12) / sum;
+    ASSERT_NEAR(y[static_cast<size_t>(i)], want, 2e-5 * want) << i;
+  }
+}
+
 WICK_INSTANTIATE_DEVICES(Reduce);
 
 // simd.h's min_f32 / max_f32 on every level this processor runs, against a scalar loop: every

@@ -24,7 +24,7 @@ void GpuBackend::reduce(Op op, const TensorArg& src, int n_reduced, const Tensor
 }
 
 void GpuBackend::softmax(const TensorArg& src, const TensorArg& dst, bool log) {
-  kern::softmax(enter(log ? "log_softmax" : "softmax"), src, dst, log);
+  kern::softmax(enter(log ? "log_softmax" : "softmax"), *this, src, dst, log);
 }
 
 void GpuBackend::rms_norm(const TensorArg& x, const TensorArg& weight, const TensorArg& dst, double eps) {

@@ -215,11 +215,6 @@ __global__ void __launch_bounds__(kRunThreads)
   }
 }
 
-// 16 bytes moved as one aligned load / store.
-struct alignas(16) Bytes16 {
-  uint64_t lo, hi;
-};
-
 template <class F>
 void by_size(size_t bytes, F&& f) {
   switch (bytes) {
@@ -239,22 +234,13 @@ void by_size(size_t bytes, F&& f) {
 bool aligned(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
 
 // Whether the gather can move `width` bytes (k = width / elem elements) per thread: the innermost
-// dim is a contiguous row of dst and src with one id, its length and every other dst / src stride
-// (the dim stride too) are multiples of k, and both base pointers are aligned to `width`. Then the
-// plan is rewritten in units of k elements.
+// dim is a contiguous row of dst and src with one id (widen_inner), the dim stride is a multiple
+// of k too, and both base pointers are aligned to `width`. Then the plan is rewritten in units of
+// k elements.
 bool widen(Plan<3>& p, int64_t* src_dim_stride, size_t elem, size_t width, const void* out, const void* src) {
   const int64_t k = static_cast<int64_t>(width / elem);
-  const int r = p.rank() - 1;
-  if (p.strides[r][0] != 1 || p.strides[r][1] != 1 || p.strides[r][2] != 0 || p.shape[r] % k != 0) return false;
-  if (*src_dim_stride % k != 0 || !aligned(out, width) || !aligned(src, width)) return false;
-  for (int d = 0; d < r; ++d)
-    if (p.strides[d][0] % k != 0 || p.strides[d][1] % k != 0) return false;
-  p.shape[r] /= k;
-  p.numel /= k;
-  for (int d = 0; d < r; ++d) {
-    p.strides[d][0] /= k;
-    p.strides[d][1] /= k;
-  }
+  if (*src_dim_stride % k != 0 || !aligned(out, width) || !aligned(src, width) || !widen_inner(p, k, 0b011u))
+    return false;
   *src_dim_stride /= k;
   return true;
 }

@@ -64,9 +64,10 @@ void reduce_minmax(const LaunchCtx& ctx, Backend& be, const TensorArg& src, int 
 void reduce_arg(const LaunchCtx& ctx, Backend& be, const TensorArg& src, int n_reduced, const TensorArg& dst,
                 bool is_max);
 
-// softmax.cu, norm.cu: over the last dim (Note [GPU row normalisation] in norm.cuh). weight / bias
+// softmax.cu, norm.cu: over the last dim (Note [GPU row normalisation] in norm.cuh; softmax splits
+// few long rows over blocks, Note [GPU split softmax], with scratch from be). weight / bias
 // are [D] (any stride) or undefined.
-void softmax(const LaunchCtx& ctx, const TensorArg& src, const TensorArg& dst, bool log);
+void softmax(const LaunchCtx& ctx, Backend& be, const TensorArg& src, const TensorArg& dst, bool log);
 void rms_norm(const LaunchCtx& ctx, const TensorArg& x, const TensorArg& weight, const TensorArg& dst, double eps);
 void layer_norm(const LaunchCtx& ctx, const TensorArg& x, const TensorArg& weight, const TensorArg& bias,
                 const TensorArg& dst, double eps);

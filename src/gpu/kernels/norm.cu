@@ -18,6 +18,7 @@ NormParams<T> norm_params(const TensorArg& weight, const TensorArg& bias, double
     p.b = bias.ptr<T>();
     p.bs = bias.layout.stride(0);
   }
+  p.wvec = (!p.w || (p.ws == 1 && aligned_to(p.w, 16))) && (!p.b || (p.bs == 1 && aligned_to(p.b, 16)));
   return p;
 }
 

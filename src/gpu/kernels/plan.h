@@ -109,4 +109,27 @@ Plan<N> make_plan(const Shape& shape, const std::array<const Strides*, N>& strid
   return p;
 }
 
+// Rewrites p in units of k elements: the innermost dim has stride 1 in every operand of the mask
+// `wide` and stride 0 in the others, its length and the wide operands' other strides are
+// multiples of k. Then a run of k elements is one unit of the wide operands (whose offsets divide
+// by k) and has one offset in the others (left as they are). False, and p unchanged, otherwise;
+// the caller checks that the wide operands' pointers are aligned to k elements.
+template <int N>
+bool widen_inner(Plan<N>& p, int64_t k, unsigned wide) {
+  const int r = p.rank() - 1;
+  if (p.shape[r] % k != 0) return false;
+  for (int j = 0; j < N; ++j) {
+    const bool w = (wide >> j) & 1u;
+    if (p.strides[r][j] != (w ? 1 : 0)) return false;
+    for (int d = 0; d < r && w; ++d)
+      if (p.strides[d][j] % k != 0) return false;
+  }
+  p.shape[r] /= k;
+  p.numel /= k;
+  for (int d = 0; d < r; ++d)
+    for (int j = 0; j < N; ++j)
+      if ((wide >> j) & 1u) p.strides[d][j] /= k;
+  return true;
+}
+
 }  // namespace wick::WICK_GPU_NS::kern

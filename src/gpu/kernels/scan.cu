@@ -308,7 +308,8 @@ bool vector_rows(const RowMeta<2>& m, const T* in, int64_t ss, const T* out, int
   constexpr int V = kScanVec<T>;
   constexpr size_t kAlign = sizeof(Vec<T, V>);
   bool ok = ss == 1 && ds == 1 && aligned_to(in, kAlign) && aligned_to(out, kAlign);
-  for (int d = 0; d < m.rank; ++d) ok = ok && m.stride[d][0] % V == 0 && m.stride[d][1] % V == 0;
+  // (A single row's meta is one dim of size 1 with strides 1, which moves nothing.)
+  for (int d = 0; d < m.rank; ++d) ok = ok && (m.shape[d] == 1 || (m.stride[d][0] % V == 0 && m.stride[d][1] % V == 0));
   return ok;
 }
 

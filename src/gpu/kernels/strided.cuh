@@ -59,6 +59,11 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
+// 16 bytes moved as one aligned load / store (the widest unit of the copies that move bits).
+struct alignas(16) Bytes16 {
+  uint64_t lo, hi;
+};
+
 // V elements of T in one aligned load or store (16 bytes for the widest operand of a launch).
 template <class T, int V>
 struct alignas(sizeof(T) * V) Vec {
