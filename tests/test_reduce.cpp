@@ -846,6 +846,31 @@ TEST_P(Reduce, SoftmaxOfFewLongRows) {
 
 WICK_INSTANTIATE_DEVICES(Reduce);
 
+// The CPU's softmax of fewer rows than threads runs each row's chunks in parallel (Note [Softmax
+// of few long rows]); the same rows among as many rows as threads run one row per thread. Both
+// give the same bits, NaN, -inf and +inf rows included.
+TEST(CpuSoftmax, FewLongRowsGiveTheBitsOfOneRowPerThread) {
+  const Device cpu = Device::cpu();
+  for (int64_t n : {32768, 40001, 128256}) {
+    SCOPED_TRACE(n);
+    Tensor few = Tensor::rand_uniform({3, n}, DType::F32, -8, 8, cpu);
+    std::vector<float> h = few.to_vector<float>();
+    h[static_cast<size_t>(n + 5)] = kNaNf;
+    for (int64_t i = 0; i < n; ++i) h[static_cast<size_t>(2 * n + i)] = i < n / 2 ? -kInf : (i % 5 ? 1.f : kInf);
+    few = f32(h, {3, n}, cpu);
+    // The same three rows, repeated to 256 rows: one row per thread.
+    const Tensor many = few.unsqueeze(0).broadcast_as({86, 3, n}).contiguous().reshape({258, n});
+    for (bool log : {false, true}) {
+      const Tensor b = log ? many.log_softmax() : many.softmax();
+      for (int64_t r = 0; r < 3; ++r) {  // one row (fewer than any team of threads), then all three
+        const Tensor x = r < 2 ? few.narrow(0, r, 1) : few;
+        const Tensor a = log ? x.log_softmax() : x.softmax();
+        EXPECT_EQ(testing::bytes_of(a), testing::bytes_of(b.narrow(0, r < 2 ? r : 0, x.dim(0)))) << log << " " << r;
+      }
+    }
+  }
+}
+
 // simd.h's min_f32 / max_f32 on every level this processor runs, against a scalar loop: every
 // length up to a few unrolled blocks, a NaN at every position, infinities, and the empty row.
 TEST(CpuMinMaxKernels, EveryLevelLengthAndNaNPosition) {

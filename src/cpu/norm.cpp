@@ -4,6 +4,8 @@
 // floats and f32, f64 for f64), normalised there and rounded once on store. The buffer makes the
 // strided case (softmax over a leading dim arrives as a transposed view) the same code as the
 // contiguous one, and the loops over it vectorise.
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <type_traits>
 #include <vector>
@@ -127,6 +129,71 @@ void softmax_row_f32(const float* x, float* out, int64_t n, bool log) {
   for (int64_t i = 0; i < n; ++i) out[i] = (x[i] + -m) - lse;
 }
 
+// Note [Softmax of few long rows]
+// Rows split across threads leave most of them idle when there are fewer rows than threads, and
+// one long row (logits over a vocabulary: 128256 f32) ran on one. f32 rows with unit strides,
+// fewer than the threads and at least two chunks long, are cut into chunks of kChunkLeaves of
+// lane_sum's leaves, and each pass of Note [Softmax rows] runs over all (row, chunk) pairs in
+// parallel: the chunks' maxima (merged per row), the exponentials with each leaf's sum kept apart,
+// then the division. The leaf sums are added per row in leaf_sum's pairwise order, so the results
+// are the bits of the unsplit rows.
+constexpr int64_t kChunkLeaves = 8;
+
+bool softmax_few_long_rows_f32(const TensorArg& src, const TensorArg& dst, bool log) {
+  const int64_t n = src.numel() == 0 ? 0 : src.layout.shape().back();
+  const int64_t span = kChunkLeaves * kLaneBlock;
+  if (src.dtype != DType::F32 || n < 2 * span || src.layout.strides().back() != 1 || dst.layout.strides().back() != 1 ||
+      src.data == dst.data)
+    return false;
+  const int64_t rows = src.numel() / n;
+  if (rows >= num_threads()) return false;
+  // The rows' starts: fewer rows than kGrain make one task, which visits them in order.
+  std::vector<std::array<int64_t, 2>> start;
+  for_each_last_dim_row<2>(src.shape(), {&src.layout.strides(), &dst.layout.strides()}, 1,
+                           [&](const std::array<int64_t, 2>& off) { start.push_back(off); });
+  const int64_t leaves = (n + kLaneBlock - 1) / kLaneBlock, chunks = (leaves + kChunkLeaves - 1) / kChunkLeaves;
+  const int64_t tasks = rows * chunks;
+  const float* in = src.ptr<float>();
+  float* out = dst.ptr<float>();
+  const simd::Kernels& k = simd::kernels();
+  // f(row, first element, end) over the chunks of tasks [b, e).
+  auto each_chunk = [&](auto&& f) {
+    parallel_for(tasks, 1, [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) {
+        const int64_t r = t / chunks, first = (t % chunks) * span;
+        f(r, first, std::min(n, first + span));
+      }
+    });
+  };
+  std::vector<float> part(static_cast<size_t>(tasks)), leaf(static_cast<size_t>(rows * leaves));
+  std::vector<float> m(static_cast<size_t>(rows)), s(static_cast<size_t>(rows));
+  each_chunk([&](int64_t r, int64_t b, int64_t e) {
+    part[static_cast<size_t>(r * chunks + b / span)] = k.max_f32(in + start[static_cast<size_t>(r)][0] + b, e - b);
+  });
+  for (int64_t r = 0; r < rows; ++r) {
+    float v = part[static_cast<size_t>(r * chunks)];
+    for (int64_t c = 1; c < chunks; ++c) v = minmax_step<true>(v, part[static_cast<size_t>(r * chunks + c)]);
+    m[static_cast<size_t>(r)] = v;
+  }
+  // The exponentials go to out: the result for softmax, scratch for log_softmax.
+  each_chunk([&](int64_t r, int64_t b, int64_t e) {
+    const auto& o = start[static_cast<size_t>(r)];
+    for (int64_t l = b; l < e; l += kLaneBlock)
+      leaf[static_cast<size_t>(r * leaves + l / kLaneBlock)] =
+          k.exp_sum16_f32(in + o[0] + l, out + o[1] + l, std::min(e, l + kLaneBlock) - l, -m[static_cast<size_t>(r)]);
+  });
+  for (int64_t r = 0; r < rows; ++r)
+    s[static_cast<size_t>(r)] =
+        leaf_sum<float>(n, [&](int64_t b, int64_t) { return leaf[static_cast<size_t>(r * leaves + b / kLaneBlock)]; });
+  each_chunk([&](int64_t r, int64_t b, int64_t e) {
+    const auto& o = start[static_cast<size_t>(r)];
+    if (!log) return k.div_f32(out + o[1] + b, e - b, s[static_cast<size_t>(r)]);
+    const float neg_m = -m[static_cast<size_t>(r)], lse = std::log(s[static_cast<size_t>(r)]);
+    for (int64_t i = b; i < e; ++i) out[o[1] + i] = (in[o[0] + i] + neg_m) - lse;
+  });
+  return true;
+}
+
 // Note [Norm rows]
 // rms_norm and layer_norm of an f32 row with unit strides on both sides read src and write dst
 // directly, without the row buffer: the sums of squares take the mean's shift inside simd's
@@ -192,6 +259,7 @@ void norm_rows(const TensorArg& x, const TensorArg& weight, const TensorArg& bia
 void CpuBackend::softmax(const TensorArg& src, const TensorArg& dst, bool log) {
   dispatch_in<kFloatTypes>(src.dtype, [&]<class T>() {
     using C = compute_t<T>;
+    if (softmax_few_long_rows_f32(src, dst, log)) return;
     if (direct_f32_rows(src, dst, 8,
                         [log](const float* in, float* out, int64_t n) { softmax_row_f32(in, out, n, log); }))
       return;
