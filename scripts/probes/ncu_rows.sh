@@ -12,9 +12,11 @@ set -euo pipefail
 build=$1 out=$2
 shift 2
 mkdir -p "$out"
-metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,launch__block_size,launch__registers_per_thread
-ncu --csv --print-units base --metrics "$metrics" "$build/wick" bench --device cuda --reps 3 "$@" >"$out/ncu-wick.csv" 2>"$out/ncu-wick.log" || true
-ncu --csv --print-units base --metrics "$metrics" python3 bench/peers/torch_bench.py --device cuda --reps 3 "$@" \
+metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
+metrics+=,launch__grid_size,launch__block_size,launch__registers_per_thread
+prof=(ncu --csv --print-units base --metrics "$metrics")
+"${prof[@]}" "$build/wick" bench --device cuda --reps 3 "$@" >"$out/ncu-wick.csv" 2>"$out/ncu-wick.log" || true
+"${prof[@]}" python3 bench/peers/torch_bench.py --device cuda --reps 3 "$@" \
   >"$out/ncu-torch.csv" 2>"$out/ncu-torch.log" || true
 python3 - "$out/ncu-wick.csv" "$out/ncu-torch.csv" <<'PY'
 import collections, csv, io, sys
