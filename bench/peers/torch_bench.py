@@ -26,8 +26,6 @@ import time
 import torch
 import torch.nn.functional as F
 
-F_ = F  # for make_llm_rows, where F is the MLP width
-
 L2_BUDGET = 50e6
 GPU_COPY_GBS = 3000.0
 
@@ -301,7 +299,7 @@ def make_llm_rows(z):
     rows = []
     row = lambda *a, **k: rows.append(Row(*a, **k))  # noqa: E731
     bf16, f32 = torch.bfloat16, torch.float32
-    H, nh, hd, F, V, T, C = (z[k] for k in ("hidden", "heads", "hd", "ffn", "vocab", "tokens", "ctx"))
+    H, nh, hd, ffn, V, T, C = (z[k] for k in ("hidden", "heads", "hd", "ffn", "vocab", "tokens", "ctx"))
     kv = z["kv"]
     Q = (nh + 2 * kv) * hd
     cn = z["copy"]
@@ -328,7 +326,7 @@ def make_llm_rows(z):
     def linear(m, n, k):
         def make(d):
             x, w = rnd((m, k), bf16, d), rnd((n, k), bf16, d)
-            return lambda: F_.linear(x, w)
+            return lambda: F.linear(x, w)
         row("linear", f"{dims(m, k)} @ {dims(n, k)}^T", "bf16", 2 * (m * k + n * k + m * n),
             2 * m * n * k if m > 1 else 0, 2 * (m * k + n * k), make, math_dtype="bf16")
     linear(T, Q, H)
@@ -365,24 +363,24 @@ def make_llm_rows(z):
         a, b = rnd((T, H), bf16, d), rnd((T, H), bf16, d)
         return lambda: a + b
     row("add", dims(T, H), "bf16", 6 * T * H, 0, 4 * T * H, residual)
-    linear(T, 2 * F, H)
+    linear(T, 2 * ffn, H)
 
-    half = f"{dims(T, F)} of {dims(T, 2 * F)}"
+    half = f"{dims(T, ffn)} of {dims(T, 2 * ffn)}"
 
     def silu(d):
-        y = rnd((T, 2 * F), bf16, d, -4.0, 4.0)
-        return lambda: F_.silu(y[:, :F])
-    row("silu", half, "bf16", 4 * T * F, 0, 4 * T * F, silu)
+        y = rnd((T, 2 * ffn), bf16, d, -4.0, 4.0)
+        return lambda: F.silu(y[:, :ffn])
+    row("silu", half, "bf16", 4 * T * ffn, 0, 4 * T * ffn, silu)
 
     def gate_mul(d):
-        g, y = rnd((T, F), bf16, d), rnd((T, 2 * F), bf16, d)
-        return lambda: g * y[:, F:]
-    row("mul", f"{dims(T, F)} * {half}", "bf16", 6 * T * F, 0, 6 * T * F, gate_mul)
-    linear(T, H, F)
+        g, y = rnd((T, ffn), bf16, d), rnd((T, 2 * ffn), bf16, d)
+        return lambda: g * y[:, ffn:]
+    row("mul", f"{dims(T, ffn)} * {half}", "bf16", 6 * T * ffn, 0, 6 * T * ffn, gate_mul)
+    linear(T, H, ffn)
 
     # ---- decode ----
     rms(1)
-    linear(1, F, H)
+    linear(1, ffn, H)
 
     def decode_scores(d):
         q, k = rnd((nh, 1, hd), bf16, d), rnd((nh, C, hd), bf16, d)

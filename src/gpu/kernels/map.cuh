@@ -61,6 +61,16 @@ void launch_strided(const LaunchCtx& ctx, const F& f, const Plan<1 + sizeof...(I
   gpu::check_launch(ctx.op, ctx.device);
 }
 
+// launch_strided over the whole of p (rank <= kMaxDims), in 32-bit index math where it fits.
+template <class F, class Out, class... In>
+void launch_strided_plan(const LaunchCtx& ctx, const F& f, const Plan<1 + sizeof...(In)>& p, Out* out,
+                         const In*... in) {
+  if (p.fits_32bit())
+    launch_strided<uint32_t>(ctx, f, p, 0, 0, out, in...);
+  else
+    launch_strided<int64_t>(ctx, f, p, 0, 0, out, in...);
+}
+
 template <class T>
 bool aligned_to(const T* p, size_t bytes) {
   return reinterpret_cast<uintptr_t>(p) % bytes == 0;
@@ -134,13 +144,7 @@ void map_impl(const LaunchCtx& ctx, const F& f, const TensorArg& dst, std::index
     }
   }
 
-  if (p.rank() <= kMaxDims) {
-    if (p.fits_32bit())
-      launch_strided<uint32_t>(ctx, f, p, 0, 0, out, std::get<K>(in)...);
-    else
-      launch_strided<int64_t>(ctx, f, p, 0, 0, out, std::get<K>(in)...);
-    return;
-  }
+  if (p.rank() <= kMaxDims) return launch_strided_plan(ctx, f, p, out, std::get<K>(in)...);
 
   // Too many dims for one Meta: one launch per index of the outer dims (Note [GPU launch plans]).
   const int outer = p.rank() - kMaxDims;

@@ -387,7 +387,6 @@ RowShape row_shape(const LaunchCtx& ctx, int64_t n, bool vec) {
 
 // The last-dim rows of src -> dst (same shape): the kept dims collapsed over both, and whether
 // the rows can be read and written as 16-byte vectors.
-template <class T>
 struct LastDimRows {
   Plan<2> plan;
   int64_t n, ss, ds;  // row length, element strides along the rows
@@ -395,9 +394,9 @@ struct LastDimRows {
 };
 
 template <class T>
-LastDimRows<T> lastdim_rows(const TensorArg& src, const TensorArg& dst) {
+LastDimRows lastdim_rows(const TensorArg& src, const TensorArg& dst) {
   const size_t r = src.layout.rank();
-  LastDimRows<T> L{{}, src.layout.dim(r - 1), src.layout.stride(r - 1), dst.layout.stride(r - 1), false};
+  LastDimRows L{{}, src.layout.dim(r - 1), src.layout.stride(r - 1), dst.layout.stride(r - 1), false};
   Shape oshape;
   Strides osrc, odst;
   for (size_t d = 0; d + 1 < r; ++d) {
@@ -420,7 +419,7 @@ LastDimRows<T> lastdim_rows(const TensorArg& src, const TensorArg& dst) {
 // dims do not fit a Meta), a's group and batches left 0. 32-bit math also needs the in-row offsets
 // and `extra` more thread positions past the row's end (a held row's padding) to fit.
 template <class T, class F>
-void for_each_lastdim_launch(const LastDimRows<T>& L, const TensorArg& src, const TensorArg& dst, int64_t extra,
+void for_each_lastdim_launch(const LastDimRows& L, const TensorArg& src, const TensorArg& dst, int64_t extra,
                              F&& launch) {
   const int64_t limit = INT32_MAX / 2;
   const int64_t so = max_offset(L.plan, 0), dso = max_offset(L.plan, 1);
@@ -440,15 +439,14 @@ void for_each_lastdim_launch(const LastDimRows<T>& L, const TensorArg& src, cons
   });
 }
 
-// Runs Kind over every last-dim row of src into dst (same shape).
+// Runs Kind over every last-dim row of src into dst (same shape), L = lastdim_rows<T>(src, dst).
 template <RowOp Kind, class T>
-void run_lastdim(const LaunchCtx& ctx, const TensorArg& src, const TensorArg& dst, const NormParams<T>& p) {
-  if (src.numel() == 0) return;
-  const LastDimRows<T> L = lastdim_rows<T>(src, dst);
+void run_lastdim(const LaunchCtx& ctx, const LastDimRows& L, const TensorArg& src, const TensorArg& dst,
+                 const NormParams<T>& p) {
   const RowShape shape = row_shape<T>(ctx, L.n, L.vec);
   const unsigned group = shape.group, block = std::max<unsigned>(group, kBlock), per_block = block / group;
   const int64_t held = int64_t{kMaxGroupBlock} * 32 * (shape.batches + 1);  // >= the elements a group holds
-  for_each_lastdim_launch(L, src, dst, held, [&]<class Index>(RowArgsN<T, Index> a) {
+  for_each_lastdim_launch<T>(L, src, dst, held, [&]<class Index>(RowArgsN<T, Index> a) {
     a.group = group;
     a.batches = shape.batches;
     const int64_t blocks = (static_cast<int64_t>(a.rows) + per_block - 1) / per_block;
@@ -472,6 +470,12 @@ void run_lastdim(const LaunchCtx& ctx, const TensorArg& src, const TensorArg& ds
         break;
     }
   });
+}
+
+// The same, working out the rows.
+template <RowOp Kind, class T>
+void run_lastdim(const LaunchCtx& ctx, const TensorArg& src, const TensorArg& dst, const NormParams<T>& p) {
+  if (src.numel() > 0) run_lastdim<Kind, T>(ctx, lastdim_rows<T>(src, dst), src, dst, p);
 }
 
 }  // namespace wick::WICK_GPU_NS::kern

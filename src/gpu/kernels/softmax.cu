@@ -28,29 +28,45 @@ constexpr int kSplitVecs = 4;                  // vectors a thread loads before 
 constexpr int64_t kSplitMinRow = 16384;        // shorter rows are not split
 constexpr int64_t kMaxSplits = kSplitThreads;  // one state per thread of the merging block
 
-// Vector j (V elements) of row x, whose elements are ss apart (V > 1: ss == 1, aligned).
+// Block `blk`'s chunk (chunk blk % splits of row blk / splits): the row in src and dst, and the
+// chunk's vectors [c0, c1).
+template <class T>
+struct Chunk {
+  const T* x;
+  T* y;
+  int64_t c0, c1;
+};
+
+template <class T, class Index>
+__device__ __forceinline__ Chunk<T> chunk_of(const RowArgsN<T, Index>& a, int64_t blk, unsigned splits, int64_t chunk,
+                                             int64_t nv) {
+  Index off[2];
+  offsets_of(a.outer, static_cast<Index>(blk / splits), off);
+  const int64_t c0 = (blk % splits) * chunk;
+  return {a.src + off[0], a.dst + off[1], c0, c0 + chunk < nv ? c0 + chunk : nv};
+}
+
+// Vectors base + u * kSplitThreads (u < kSplitVecs) of the chunk into v, all loads in flight
+// together; those past the chunk's end are left alone (live() says which are in it).
 template <int V, class T, class C>
-__device__ __forceinline__ void load_vec(const T* x, int64_t ss, int64_t j, C (&v)[V]) {
-  if constexpr (V == 1) {
-    v[0] = static_cast<C>(x[j * ss]);
-  } else {
-    const Vec<T, V> t = reinterpret_cast<const Vec<T, V>*>(x)[j];
+__device__ __forceinline__ void load_batch(const Chunk<T>& ch, int64_t ss, int64_t base, C (&v)[kSplitVecs][V]) {
 #pragma unroll
-    for (int e = 0; e < V; ++e) v[e] = static_cast<C>(t.v[e]);
+  for (int u = 0; u < kSplitVecs; ++u) {
+    const int64_t j = base + u * kSplitThreads;
+    if (j >= ch.c1) continue;
+    if constexpr (V == 1) {
+      v[u][0] = static_cast<C>(ch.x[j * ss]);
+    } else {
+      const Vec<T, V> t = reinterpret_cast<const Vec<T, V>*>(ch.x)[j];
+#pragma unroll
+      for (int e = 0; e < V; ++e) v[u][e] = static_cast<C>(t.v[e]);
+    }
   }
 }
 
-// The chunk of row `row` that block `blk` (chunk `blk % splits`) covers, in vectors: [*c0, *c1).
-template <class T, class Index>
-__device__ __forceinline__ const T* chunk_of(const RowArgsN<T, Index>& a, int64_t blk, unsigned splits, int64_t chunk,
-                                             int64_t nv, int64_t* c0, int64_t* c1, T** y) {
-  const Index row = static_cast<Index>(blk / splits);
-  Index off[2];
-  offsets_of(a.outer, row, off);
-  *c0 = (blk % splits) * chunk;
-  *c1 = *c0 + chunk < nv ? *c0 + chunk : nv;
-  *y = a.dst + off[1];
-  return a.src + off[0];
+template <class T>
+__device__ __forceinline__ bool live(const Chunk<T>& ch, int64_t base, int u) {
+  return base + u * kSplitThreads < ch.c1;
 }
 
 template <class T, class Index, int V>
@@ -60,27 +76,22 @@ __global__ void __launch_bounds__(kSplitThreads)
   using S = SoftmaxState<C>;
   __shared__ S smem[kMaxWarpsPerBlock];
   constexpr C kNegInf = -std::numeric_limits<C>::infinity();
-  const int64_t nv = static_cast<int64_t>(a.n) / V;
-  int64_t c0, c1;
-  T* y;
-  const T* x = chunk_of(a, blockIdx.x, splits, chunk, nv, &c0, &c1, &y);
+  const Chunk<T> ch = chunk_of(a, blockIdx.x, splits, chunk, static_cast<int64_t>(a.n) / V);
   S st{kNegInf, C(0)};
-  for (int64_t base = c0 + threadIdx.x; base < c1; base += int64_t{kSplitVecs} * kSplitThreads) {
+  for (int64_t base = ch.c0 + threadIdx.x; base < ch.c1; base += int64_t{kSplitVecs} * kSplitThreads) {
     C v[kSplitVecs][V];
-#pragma unroll
-    for (int u = 0; u < kSplitVecs; ++u)
-      if (base + u * kSplitThreads < c1) load_vec<V>(x, a.ss, base + u * kSplitThreads, v[u]);
+    load_batch<V>(ch, a.ss, base, v);
     C m = kNegInf;
 #pragma unroll
     for (int u = 0; u < kSplitVecs; ++u)
-      if (base + u * kSplitThreads < c1)
+      if (live(ch, base, u))
 #pragma unroll
         for (int e = 0; e < V; ++e) m = minmax_step<true>(m, v[u][e]);
     if (m == kNegInf) continue;  // only -inf so far in this batch: nothing to add
     C s = 0;
 #pragma unroll
     for (int u = 0; u < kSplitVecs; ++u)
-      if (base + u * kSplitThreads < c1)
+      if (live(ch, base, u))
 #pragma unroll
         for (int e = 0; e < V; ++e) s += std::exp(v[u][e] - m);
     st = S::merge(st, S{m, s});
@@ -96,23 +107,18 @@ __global__ void __launch_bounds__(kSplitThreads)
   using C = compute_t<T>;
   using S = SoftmaxState<C>;
   __shared__ S smem[kMaxWarpsPerBlock];
-  const int64_t nv = static_cast<int64_t>(a.n) / V;
-  int64_t c0, c1;
-  T* y;
-  const T* x = chunk_of(a, blockIdx.x, splits, chunk, nv, &c0, &c1, &y);
+  const Chunk<T> ch = chunk_of(a, blockIdx.x, splits, chunk, static_cast<int64_t>(a.n) / V);
   const int64_t first = blockIdx.x - blockIdx.x % splits;  // the row's first state
   S st = threadIdx.x < splits ? part[first + threadIdx.x] : S{-std::numeric_limits<C>::infinity(), C(0)};
   st = group_allreduce<S>(st, kSplitThreads, smem);
   const C lse = std::log(st.s), inv = C(1) / st.s;  // a multiply per element, as in row_held
-  for (int64_t base = c0 + threadIdx.x; base < c1; base += int64_t{kSplitVecs} * kSplitThreads) {
+  for (int64_t base = ch.c0 + threadIdx.x; base < ch.c1; base += int64_t{kSplitVecs} * kSplitThreads) {
     C v[kSplitVecs][V];
-#pragma unroll
-    for (int u = 0; u < kSplitVecs; ++u)
-      if (base + u * kSplitThreads < c1) load_vec<V>(x, a.ss, base + u * kSplitThreads, v[u]);
+    load_batch<V>(ch, a.ss, base, v);
 #pragma unroll
     for (int u = 0; u < kSplitVecs; ++u) {
+      if (!live(ch, base, u)) continue;
       const int64_t j = base + u * kSplitThreads;
-      if (j >= c1) continue;
       Vec<T, V> t;
 #pragma unroll
       for (int e = 0; e < V; ++e) {
@@ -120,9 +126,9 @@ __global__ void __launch_bounds__(kSplitThreads)
         t.v[e] = convert<T>(log ? d - lse : std::exp(d) * inv);
       }
       if constexpr (V == 1)
-        y[j * a.ds] = t.v[0];
+        ch.y[j * a.ds] = t.v[0];
       else
-        reinterpret_cast<Vec<T, V>*>(y)[j] = t;
+        reinterpret_cast<Vec<T, V>*>(ch.y)[j] = t;
     }
   }
 }
@@ -130,7 +136,7 @@ __global__ void __launch_bounds__(kSplitThreads)
 // Chunks per row for the split way (Note [GPU split softmax]), or 1 when the rows are not split:
 // enough blocks for two per multiprocessor, chunks of at least one load batch per thread.
 template <class T>
-int64_t softmax_splits(const LaunchCtx& ctx, int64_t rows, const LastDimRows<T>& L) {
+int64_t softmax_splits(const LaunchCtx& ctx, int64_t rows, const LastDimRows& L) {
   const int64_t sms = std::max(ctx.multiprocessors, 1);
   const bool streamed = row_shape<T>(ctx, L.n, L.vec).path == RowPath::Streamed;
   if (L.n < kSplitMinRow || (rows >= sms && !streamed)) return 1;
@@ -141,11 +147,11 @@ int64_t softmax_splits(const LaunchCtx& ctx, int64_t rows, const LastDimRows<T>&
 }
 
 template <class T>
-void split_softmax(const LaunchCtx& ctx, Backend& be, const TensorArg& src, const TensorArg& dst,
-                   const LastDimRows<T>& L, int64_t splits, bool log) {
+void split_softmax(const LaunchCtx& ctx, Backend& be, const TensorArg& src, const TensorArg& dst, const LastDimRows& L,
+                   int64_t splits, bool log) {
   using S = SoftmaxState<compute_t<T>>;
   const auto stream = gpu::native_stream(ctx.stream);
-  for_each_lastdim_launch(L, src, dst, 0, [&]<class Index>(const RowArgsN<T, Index>& a) {
+  for_each_lastdim_launch<T>(L, src, dst, 0, [&]<class Index>(const RowArgsN<T, Index>& a) {
     const int64_t blocks = static_cast<int64_t>(a.rows) * splits;
     Scratch states(be, blocks * static_cast<int64_t>(sizeof(S)));
     S* part = static_cast<S*>(states.get());
@@ -172,12 +178,12 @@ void softmax(const LaunchCtx& ctx, Backend& be, const TensorArg& src, const Tens
       src.dtype,
       [&]<class T>() {
         if (src.numel() == 0) return;
-        const LastDimRows<T> L = lastdim_rows<T>(src, dst);
+        const LastDimRows L = lastdim_rows<T>(src, dst);
         const int64_t splits = softmax_splits<T>(ctx, src.numel() / L.n, L);
         if (splits > 1) return split_softmax<T>(ctx, be, src, dst, L, splits, log);
         NormParams<T> p;
         p.log = log;
-        run_lastdim<RowOp::Softmax, T>(ctx, src, dst, p);
+        run_lastdim<RowOp::Softmax, T>(ctx, L, src, dst, p);
       },
       ctx.op);
 }
