@@ -207,6 +207,59 @@ TEST_P(IndexTest, CatChecksAndValues) {
   EXPECT_THROW(cat({a, b}, 2), ShapeError);
 }
 
+// Up to 8 inputs go in one GPU launch (Note [GPU batched copies]): counts that fill a batch, leave
+// one input over (its own copy) or a short second batch; every input a different layout (contiguous,
+// transposed, narrowed off alignment, broadcast, empty), so a batch mixes copy widths.
+TEST_P(IndexTest, CatOfManyInputsOfAnyLayout) {
+  const Device d = GetParam();
+  for (DType dt : {DType::U8, DType::BF16, DType::F32, DType::F64}) {
+    for (int64_t count : {2, 8, 9, 11}) {
+      for (int64_t dim : {0, 1, 2}) {
+        SCOPED_TRACE(std::string(dtype_name(dt)) + " inputs " + std::to_string(count) + " dim " + std::to_string(dim));
+        std::vector<Tensor> inputs;
+        for (int64_t i = 0; i < count; ++i) {
+          Shape s{3, 5, 16};
+          s[static_cast<size_t>(dim)] = (i * 3 + 2) % 5;  // 2, 0, 3, 1, 4, ...: some inputs empty
+          std::vector<int64_t> v(static_cast<size_t>(5 * 5 * 24));
+          for (size_t e = 0; e < v.size(); ++e)
+            v[e] = static_cast<int64_t>((e * 37 + static_cast<size_t>(i) * 11) % 251);
+          const Tensor full = Tensor::from_vector(v, {5, 5, 24}, d).to_dtype(dt);
+          Tensor x;
+          switch (i % 4) {
+            case 0:  // contiguous
+              x = full.narrow(2, 0, s[2]).contiguous().narrow(0, 0, s[0]).narrow(1, 0, s[1]).contiguous();
+              break;
+            case 1:  // transposed storage
+              x = full.narrow(2, 0, s[2])
+                      .transpose(0, 2)
+                      .contiguous()
+                      .transpose(0, 2)
+                      .narrow(0, 0, s[0])
+                      .narrow(1, 0, s[1]);
+              break;
+            case 2:  // rows starting one element past alignment
+              x = full.narrow(2, 1, s[2]).narrow(0, 0, s[0]).narrow(1, 0, s[1]);
+              break;
+            default:  // broadcast along dim 0 where it has length
+              x = s[0] > 0 ? full.narrow(0, 0, 1).narrow(1, 0, s[1]).narrow(2, 0, s[2]).expand(s)
+                           : full.narrow(0, 0, 0).narrow(1, 0, s[1]).narrow(2, 0, s[2]);
+          }
+          ASSERT_EQ(x.shape(), s);
+          inputs.push_back(x);
+        }
+        const Tensor out = cat(inputs, dim);
+        int64_t at = 0;
+        for (size_t i = 0; i < inputs.size(); ++i) {
+          const int64_t len = inputs[i].shape()[static_cast<size_t>(dim)];
+          EXPECT_EQ(testing::bytes_of(out.narrow(dim, at, len)), testing::bytes_of(inputs[i])) << "input " << i;
+          at += len;
+        }
+        EXPECT_EQ(at, out.shape()[static_cast<size_t>(dim)]);
+      }
+    }
+  }
+}
+
 TEST_P(IndexTest, Copy2dChecksAndLeavesDstUntouchedOnError) {
   const Device d = GetParam();
   const Tensor src = f32(iota_f(20), {4, 5}, d);

@@ -115,6 +115,10 @@ RandomStream Backend::take_random(uint64_t blocks) {
   return rs;
 }
 
+void Backend::copy_batch(std::span<const TensorArg> srcs, std::span<const TensorArg> dsts) {
+  for (size_t i = 0; i < srcs.size(); ++i) cast(srcs[i], dsts[i]);
+}
+
 std::shared_ptr<void> Backend::timing_mark() {
   synchronize();
   return std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());

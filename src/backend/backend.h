@@ -179,6 +179,9 @@ class Backend {
   virtual void where_cond(const TensorArg& cond, const TensorArg& t, const TensorArg& f, const TensorArg& dst) = 0;
   // Copy with conversion between any dtypes (equal dtypes: copy_strided). Same shape.
   virtual void cast(const TensorArg& src, const TensorArg& dst) = 0;
+  // srcs[i] copied into dsts[i], pair by pair of one dtype and shape, the dsts not overlapping (cat's
+  // inputs into their slices of the output). The default runs one copy per pair.
+  virtual void copy_batch(std::span<const TensorArg> srcs, std::span<const TensorArg> dsts);
 
   // ---- reductions ----
   // Reduces the last `n_reduced` dims of src into dst, whose shape is src's leading dims.

@@ -2,6 +2,7 @@
 // cat and copy2d. They check arguments, shape and allocate the outputs; the backends compute.
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "core/front.h"
 
@@ -162,12 +163,17 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
     s[d] += t.shape()[d];
   }
   Tensor out = Tensor::empty(s, first.dtype(), first.device());
+  std::vector<TensorArg> srcs, dsts;
   int64_t at = 0;
   for (const Tensor& t : tensors) {
     const int64_t len = t.shape()[d];
-    if (t.numel() > 0) backend(out).cast(TensorArg(t), TensorArg(out.narrow(static_cast<int64_t>(d), at, len)));
+    if (t.numel() > 0) {
+      srcs.emplace_back(t);
+      dsts.emplace_back(out.narrow(static_cast<int64_t>(d), at, len));
+    }
     at += len;
   }
+  if (!srcs.empty()) backend(out).copy_batch(srcs, dsts);
   return out;
 }
 

@@ -237,6 +237,10 @@ void GpuBackend::cast(const TensorArg& src, const TensorArg& dst) {
   kern::cast(enter(src.dtype == dst.dtype ? "copy_strided" : "to_dtype"), src, dst);
 }
 
+void GpuBackend::copy_batch(std::span<const TensorArg> srcs, std::span<const TensorArg> dsts) {
+  kern::copy_batch(enter("cat"), srcs, dsts);
+}
+
 // ---- provider --------------------------------------------------------------------------------
 
 namespace {

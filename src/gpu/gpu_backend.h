@@ -101,6 +101,7 @@ class GpuBackend final : public Backend {
   void rand_uniform(const TensorArg& dst, double lo, double up, RandomStream rs) override;
   void rand_normal(const TensorArg& dst, double mean, double std, RandomStream rs) override;
   void cast(const TensorArg& src, const TensorArg& dst) override;
+  void copy_batch(std::span<const TensorArg> srcs, std::span<const TensorArg> dsts) override;
 
   // kernels/matmul.cu and kernels/conv.cu: GEMMs through the BLAS shim (src/gpu/runtime/blas.h).
   void matmul(const TensorArg& a, const TensorArg& b, const TensorArg& dst) override;

@@ -215,22 +215,6 @@ __global__ void __launch_bounds__(kRunThreads)
   }
 }
 
-template <class F>
-void by_size(size_t bytes, F&& f) {
-  switch (bytes) {
-    case 1:
-      return f.template operator()<uint8_t>();
-    case 2:
-      return f.template operator()<uint16_t>();
-    case 4:
-      return f.template operator()<uint32_t>();
-    case 8:
-      return f.template operator()<uint64_t>();
-    default:
-      return f.template operator()<Bytes16>();
-  }
-}
-
 bool aligned(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
 
 // Whether the gather can move `width` bytes (k = width / elem elements) per thread: the innermost
@@ -290,20 +274,18 @@ bool gather_rows(const LaunchCtx& ctx, const TensorArg& dst, const TensorArg& sr
   cpu::dispatch_in<kIdTypes>(
       ids.dtype,
       [&]<class I>() {
-        by_size(static_cast<size_t>(elem), [&]<class U>() {
-          if constexpr (sizeof(U) <= 8) {
-            auto* kernel = gather_rows_kernel<U, I>;
-            gpu::allow_dynamic_shared(reinterpret_cast<const void*>(kernel), bytes, ctx.op, ctx.device);
-            for_each_row_slice<3>(dst.shape(), {&dst.layout.strides(), &src_strides, &ids_strides},
-                                  [&](const RowMeta<3>& m, int64_t n, const std::array<int64_t, 3>& base) {
-                                    kernel<<<row_grid(n), kRowThreads, static_cast<size_t>(bytes),
-                                             gpu::native_stream(ctx.stream)>>>(
-                                        m, n, cols, dst.ptr<U>() + base[0], os, src.ptr<U>() + base[1], len,
-                                        ids.ptr<I>() + base[2], is, bad);
-                                    gpu::check_launch(ctx.op, ctx.device);
-                                  });
-            done = true;
-          }
+        by_size(elem, [&]<class U>() {
+          auto* kernel = gather_rows_kernel<U, I>;
+          gpu::allow_dynamic_shared(reinterpret_cast<const void*>(kernel), bytes, ctx.op, ctx.device);
+          for_each_row_slice<3>(
+              dst.shape(), {&dst.layout.strides(), &src_strides, &ids_strides},
+              [&](const RowMeta<3>& m, int64_t n, const std::array<int64_t, 3>& base) {
+                kernel<<<row_grid(n), kRowThreads, static_cast<size_t>(bytes), gpu::native_stream(ctx.stream)>>>(
+                    m, n, cols, dst.ptr<U>() + base[0], os, src.ptr<U>() + base[1], len, ids.ptr<I>() + base[2], is,
+                    bad);
+                gpu::check_launch(ctx.op, ctx.device);
+              });
+          done = true;
         });
       },
       ctx.op);
@@ -365,7 +347,7 @@ void gather(const LaunchCtx& ctx, const TensorArg& dst, const TensorArg& src, co
   cpu::dispatch_in<kIdTypes>(
       ids.dtype,
       [&]<class I>() {
-        by_size(width, [&]<class U>() {
+        by_size<16>(static_cast<int64_t>(width), [&]<class U>() {
           U* const o =
               reinterpret_cast<U*>(static_cast<char*>(dst.data) + dst.layout.offset() * static_cast<int64_t>(elem));
           const U* const s = reinterpret_cast<const U*>(static_cast<const char*>(src.data) +

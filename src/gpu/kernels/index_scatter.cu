@@ -38,20 +38,6 @@ void scatter_launch(const LaunchCtx& ctx, const Plan<3>& p, T* dst, const T* src
   });
 }
 
-template <class F>
-void dispatch_size(DType t, F&& f) {
-  switch (dtype_size(t)) {
-    case 1:
-      return f.template operator()<uint8_t>();
-    case 2:
-      return f.template operator()<uint16_t>();
-    case 4:
-      return f.template operator()<uint32_t>();
-    default:
-      return f.template operator()<uint64_t>();
-  }
-}
-
 }  // namespace
 
 void scatter(const LaunchCtx& ctx, const TensorArg& dst, const Strides& dst_strides, int64_t dst_dim_stride,
@@ -70,7 +56,7 @@ void scatter(const LaunchCtx& ctx, const TensorArg& dst, const Strides& dst_stri
               },
               ctx.op);
         } else {
-          dispatch_size(dst.dtype, [&]<class U>() {
+          by_size(dtype_size(dst.dtype), [&]<class U>() {
             scatter_launch<false, U, I>(ctx, p, dst.ptr<U>(), src.ptr<U>(), ids.ptr<I>(), dst_dim_stride);
           });
         }

@@ -25,6 +25,7 @@ void rand_normal(const LaunchCtx& ctx, const TensorArg& dst, double mean, double
 
 // cast.cu (equal dtypes: a strided copy), cast_int.cu / cast_float.cu (by source dtype)
 void cast(const LaunchCtx& ctx, const TensorArg& src, const TensorArg& dst);
+void copy_batch(const LaunchCtx& ctx, std::span<const TensorArg> srcs, std::span<const TensorArg> dsts);
 void cast_from_int(const LaunchCtx& ctx, const TensorArg& src, const TensorArg& dst);
 void cast_from_float(const LaunchCtx& ctx, const TensorArg& src, const TensorArg& dst);
 

@@ -71,6 +71,19 @@ void launch_strided_plan(const LaunchCtx& ctx, const F& f, const Plan<1 + sizeof
     launch_strided<int64_t>(ctx, f, p, 0, 0, out, in...);
 }
 
+// f.template operator()<U>() for U the unsigned type of `bytes` bytes (1, 2, 4, 8; Bytes16 for 16
+// where kWidest is 16): the unit of the copies that move bits, instantiated per size.
+template <size_t kWidest = 8, class F>
+void by_size(int64_t bytes, F&& f) {
+  static_assert(kWidest == 8 || kWidest == 16);
+  if (bytes == 1) return f.template operator()<uint8_t>();
+  if (bytes == 2) return f.template operator()<uint16_t>();
+  if (bytes == 4) return f.template operator()<uint32_t>();
+  if constexpr (kWidest == 16)
+    if (bytes == 16) return f.template operator()<Bytes16>();
+  return f.template operator()<uint64_t>();
+}
+
 template <class T>
 bool aligned_to(const T* p, size_t bytes) {
   return reinterpret_cast<uintptr_t>(p) % bytes == 0;

@@ -394,16 +394,7 @@ void nearest(const LaunchCtx& ctx, const Plane4& x, const Plane4& y, const Tenso
     launch_planes(ctx, x, y, fits, Nearest<U>{xp, yp, x.h, x.w});
   };
   // A copy of bits: instantiated per element size.
-  switch (dtype_size(src.dtype)) {
-    case 1:
-      return run.template operator()<uint8_t>();
-    case 2:
-      return run.template operator()<uint16_t>();
-    case 4:
-      return run.template operator()<uint32_t>();
-    default:
-      return run.template operator()<uint64_t>();
-  }
+  by_size(dtype_size(src.dtype), run);
 }
 
 // Note [GPU max_pool rows]
