@@ -1,5 +1,7 @@
 // Reductions, normalisations, cumsum and sort: errors, NaN and tie rules, stability, empty
 // sets and accuracy on long rows (what the conformance cases do not express).
+#include <omp.h>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -866,6 +868,181 @@ TEST(CpuSoftmax, FewLongRowsGiveTheBitsOfOneRowPerThread) {
         const Tensor x = r < 2 ? few.narrow(0, r, 1) : few;
         const Tensor a = log ? x.log_softmax() : x.softmax();
         EXPECT_EQ(testing::bytes_of(a), testing::bytes_of(b.narrow(0, r < 2 ? r : 0, x.dim(0)))) << log << " " << r;
+      }
+    }
+  }
+}
+
+// Frees a [rows, n] block of 171s, which the next output of that size and dtype is likely to get
+// (the CPU allocator keeps freed blocks): an element an op fails to write is then wrong, not the
+// value an earlier run of the same op left there.
+void poison_next_output(int64_t rows, int64_t n, DType dt) { (void)Tensor::full({rows, n}, 171, dt); }
+
+// The same [rows, n] values in several layouts: contiguous, narrowed (a misaligned start and a row
+// stride past n), with a stride of 2 along the rows, rows with unit stride between them (a
+// transposed copy), and, for 6 rows, kept dims [2, 3] whose strides are permuted.
+std::vector<std::pair<std::string, Tensor>> row_layouts(const Tensor& x) {
+  const int64_t rows = x.dim(0), n = x.dim(1);
+  const Tensor pad = x.narrow(1, 0, 1);
+  std::vector<std::pair<std::string, Tensor>> v = {{"contiguous", x},
+                                                   {"narrowed", cat({pad, x, pad, pad}, 1).narrow(1, 1, n)},
+                                                   {"stride 2", cat({x.unsqueeze(2), x.unsqueeze(2)}, 2).select(2, 1)},
+                                                   {"transposed", x.t().contiguous().t()}};
+  if (rows == 6) v.emplace_back("permuted", x.reshape({2, 3, n}).permute({1, 0, 2}).contiguous().permute({1, 0, 2}));
+  return v;
+}
+
+// Short softmax rows run pass by pass over groups of up to 16 rows (Note [Softmax row groups]):
+// against a double reference, and every row bit for bit as the same row alone (a group of one), for
+// lengths that make groups of 16, of a few and of one, row counts that leave a part group, at 1 and
+// 3 threads, in every row layout, with rows holding a NaN, a +inf, only -inf, or -inf among values.
+TEST(CpuSoftmax, ShortRowGroupsAgainstF64AndTheRowsAlone) {
+  const Device cpu = Device::cpu();
+  const int saved = omp_get_max_threads();
+  for (DType dt : {DType::F32, DType::BF16, DType::F16, DType::F64}) {
+    for (int64_t n : {1, 3, 17, 128, 129, 1000, 2049}) {
+      for (int64_t rows : {6, 35}) {
+        std::vector<float> h = Tensor::rand_uniform({rows, n}, DType::F32, -8, 8, cpu).to_vector<float>();
+        auto at = [&](int64_t r, int64_t i) -> float& { return h[static_cast<size_t>(r * n + i)]; };
+        at(1, n / 2) = kNaNf;
+        at(2, n - 1) = kInf;
+        for (int64_t i = 0; i < n; ++i) at(3, i) = -kInf;
+        for (int64_t i = 1; i < n; i += 2) at(4, i) = -kInf;
+        const Tensor x = f32(h, {rows, n}, cpu).to_dtype(dt);
+        const std::vector<double> xv = x.to_dtype(DType::F64).to_vector<double>();
+        const double rel = dt == DType::F64 ? 1e-13 : dt == DType::F32 ? 2e-6 : dt == DType::F16 ? 2e-3 : 8e-3;
+        const double abs = dt == DType::F16 ? 1e-7 : 1e-300;  // f16 results below 6e-8 are 0 or subnormal
+        for (bool log : {false, true}) {
+          std::vector<std::vector<unsigned char>> alone;
+          for (int64_t r = 0; r < rows; ++r) {
+            const Tensor row = x.narrow(0, r, 1);
+            alone.push_back(testing::bytes_of(log ? row.log_softmax() : row.softmax()));
+          }
+          for (int threads : {1, 3}) {
+            omp_set_num_threads(threads);
+            for (const auto& [name, v] : row_layouts(x)) {
+              SCOPED_TRACE(std::string(dtype_name(dt)) + " n " + std::to_string(n) + " rows " + std::to_string(rows) +
+                           " " + name + (log ? " log" : "") + " threads " + std::to_string(threads));
+              poison_next_output(rows, n, dt);
+              const Tensor y = (log ? v.log_softmax() : v.softmax()).reshape({rows, n});
+              const std::vector<double> yv = y.to_dtype(DType::F64).to_vector<double>();
+              for (int64_t r = 0; r < rows; ++r) {
+                ASSERT_EQ(testing::bytes_of(y.narrow(0, r, 1)), alone[static_cast<size_t>(r)]) << "row " << r;
+                const double* p = xv.data() + r * n;
+                double m = -kInf, sum = 0;
+                bool nan = false;
+                for (int64_t i = 0; i < n; ++i) {
+                  nan |= std::isnan(p[i]) || p[i] == kInf;
+                  m = std::max(m, p[i]);
+                }
+                nan |= m == -kInf;  // a row of only -inf
+                for (int64_t i = 0; i < n && !nan; ++i) sum += std::exp(p[i] - m);
+                for (int64_t i = 0; i < n; ++i) {
+                  const double got = yv[static_cast<size_t>(r * n + i)];
+                  if (nan) {
+                    ASSERT_TRUE(std::isnan(got)) << r << " " << i;
+                    continue;
+                  }
+                  const double e = std::exp(p[i] - m) / sum, l = p[i] - m - std::log(sum);
+                  if (log && p[i] == -kInf) {
+                    ASSERT_EQ(got, -kInf) << r << " " << i;
+                  } else if (log) {
+                    ASSERT_NEAR(got, l, 4 * rel * (std::abs(l) + 1)) << r << " " << i;
+                  } else {
+                    ASSERT_NEAR(got, e, rel * e + abs) << r << " " << i;
+                  }
+                }
+              }
+            }
+          }
+          omp_set_num_threads(saved);
+        }
+      }
+    }
+  }
+}
+
+// A cumsum of fewer rows than threads cuts the rows into chunks scanned in parallel (Note [Parallel
+// cumsum]). At 1 thread (the serial scan), 2, 3 and 16 (up to 12 chunks a row), rows with uneven
+// chunks (n prime), exactly two least chunks long, and one element short of splitting: every
+// element against a long double reference, integers exactly with wrap-around, in every row layout,
+// and rows with a NaN and infinities part way along.
+TEST(CpuCumsum, FewLongRowsInChunksAgainstAWiderReference) {
+  const Device cpu = Device::cpu();
+  const int saved = omp_get_max_threads();
+  for (int64_t n : {16383, 16384, 100003}) {
+    for (int64_t rows : {1, 3, 6}) {
+      std::vector<float> h = Tensor::rand_uniform({rows, n}, DType::F32, -1, 1, cpu).to_vector<float>();
+      if (rows > 1) {  // the last row: +inf, then -inf (NaN from there on) in later chunks
+        h[static_cast<size_t>((rows - 1) * n + n / 3)] = kInf;
+        h[static_cast<size_t>((rows - 1) * n + 2 * n / 3)] = -kInf;
+      }
+      if (rows > 2) h[static_cast<size_t>(n + 3 * n / 4)] = kNaNf;  // row 1: a NaN in its last chunk
+      std::vector<int64_t> w(h.size());
+      std::vector<uint8_t> u(h.size());
+      for (size_t k = 0; k < h.size(); ++k) {
+        w[k] = static_cast<int64_t>((k + 1) * 0x9E3779B97F4A7C15ull);  // wraps around many times
+        u[k] = static_cast<uint8_t>(k * 31 + 7);
+      }
+      for (DType dt : {DType::F32, DType::F64, DType::BF16, DType::I64, DType::U8}) {
+        const bool integral = dt == DType::I64 || dt == DType::U8;
+        const Tensor x = dt == DType::I64  ? Tensor::from_vector(w, {rows, n}, cpu)
+                         : dt == DType::U8 ? Tensor::from_vector(u, {rows, n}, cpu)
+                                           : f32(h, {rows, n}, cpu).to_dtype(dt);
+        // The reference: exact running sums of the integers (mod 2^64), the floats' in long double,
+        // with the running sum of magnitudes for the accumulators' error.
+        const std::vector<double> xv = integral ? std::vector<double>() : x.to_dtype(DType::F64).to_vector<double>();
+        std::vector<long double> ref(h.size()), mag(h.size());
+        std::vector<uint64_t> iref(h.size());
+        for (int64_t r = 0; r < rows; ++r) {
+          long double acc = 0, m = 0;
+          uint64_t iacc = 0;
+          for (int64_t i = 0; i < n; ++i) {
+            const size_t k = static_cast<size_t>(r * n + i);
+            if (integral) {
+              iacc += dt == DType::I64 ? static_cast<uint64_t>(w[k]) : u[k];
+              iref[k] = dt == DType::I64 ? iacc : iacc & 0xff;
+            } else {
+              acc += xv[k];
+              m += std::isfinite(xv[k]) ? std::abs(xv[k]) : 0;
+              ref[k] = acc;
+              mag[k] = m;
+            }
+          }
+        }
+        // Accumulator error allowed per unit of the magnitudes' sum (f64 running sums for f32 and
+        // f64, f32 for bf16: far above what they make, far below a misplaced chunk start), and the
+        // result's own rounding.
+        const double acc_err = dt == DType::BF16 ? 1e-6 : 1e-12;
+        const double round = dt == DType::BF16 ? 4e-3 : dt == DType::F32 ? 6e-8 : 2e-16;
+        for (int threads : {1, 2, 3, 16}) {
+          // 16 threads (up to 12 chunks a row) for two dtypes: teams larger than the machine are slow.
+          if (threads == 16 && dt != DType::F32 && dt != DType::I64) continue;
+          omp_set_num_threads(threads);
+          for (const auto& [name, v] : row_layouts(x)) {
+            SCOPED_TRACE(std::string(dtype_name(dt)) + " n " + std::to_string(n) + " rows " + std::to_string(rows) +
+                         " " + name + " threads " + std::to_string(threads));
+            poison_next_output(rows, n, dt);
+            const Tensor y = v.cumsum().reshape({rows, n});
+            if (integral) {  // u8 results widen exactly
+              const std::vector<int64_t> yv = y.to_dtype(DType::I64).to_vector<int64_t>();
+              for (size_t k = 0; k < yv.size(); ++k) ASSERT_EQ(static_cast<uint64_t>(yv[k]), iref[k]) << k;
+              continue;
+            }
+            const std::vector<double> yv = y.to_dtype(DType::F64).to_vector<double>();
+            for (size_t k = 0; k < yv.size(); ++k) {
+              const double want = static_cast<double>(ref[k]);
+              if (std::isnan(want)) {
+                ASSERT_TRUE(std::isnan(yv[k])) << k;
+              } else if (std::isinf(want)) {
+                ASSERT_EQ(yv[k], want) << k;
+              } else {
+                ASSERT_NEAR(yv[k], want, round * std::abs(want) + acc_err * static_cast<double>(mag[k])) << k;
+              }
+            }
+          }
+        }
+        omp_set_num_threads(saved);
       }
     }
   }

@@ -15,12 +15,16 @@
 
 namespace wick::cpu {
 
-// Calls row(offsets) for every row of the last dim of `shape`; offsets[k] is the row's start in
+// Rows a group of for_each_last_dim_rows holds at most.
+inline constexpr int64_t kMaxRowGroup = 16;
+
+// Calls rows(offsets, g) for every row of the last dim of `shape`, in groups of g <= `group` (at
+// most kMaxRowGroup) consecutive rows of one thread's share; offsets[j][k] is row j's start in
 // operand k, whose strides are strides[k] (offsets exclude the layouts' own offsets).
 // `work_per_row` is a rough cost in elements, for the thread grain.
 template <size_t N, class F>
-void for_each_last_dim_row(const Shape& shape, const std::array<const Strides*, N>& strides, int64_t work_per_row,
-                           F&& row) {
+void for_each_last_dim_rows(const Shape& shape, const std::array<const Strides*, N>& strides, int64_t work_per_row,
+                            int64_t group, F&& rows) {
   const Shape outer(shape.begin(), shape.end() - 1);
   std::array<Strides, N> os;
   std::array<const Strides*, N> osp;
@@ -30,9 +34,12 @@ void for_each_last_dim_row(const Shape& shape, const std::array<const Strides*, 
   }
   const Collapsed<N> c = collapse<N>(outer, osp);
   const size_t r = c.shape.size();
+  group = std::clamp<int64_t>(group, 1, kMaxRowGroup);
   parallel_for(c.numel, std::max<int64_t>(1, kGrain / std::max<int64_t>(work_per_row, 1)), [&](int64_t b, int64_t e) {
     std::vector<int64_t> idx(r, 0);
     std::array<int64_t, N> off{};
+    std::array<std::array<int64_t, N>, kMaxRowGroup> offs;
+    int64_t g = 0;
     int64_t rem = b;
     for (size_t d = r; d-- > 0;) {
       idx[d] = rem % c.shape[d];
@@ -40,7 +47,11 @@ void for_each_last_dim_row(const Shape& shape, const std::array<const Strides*, 
       for (size_t k = 0; k < N; ++k) off[k] += idx[d] * c.strides[k][d];
     }
     for (int64_t i = b; i < e; ++i) {
-      row(off);
+      offs[static_cast<size_t>(g++)] = off;
+      if (g == group || i + 1 == e) {
+        rows(offs.data(), g);
+        g = 0;
+      }
       for (size_t d = r; d-- > 0;) {
         for (size_t k = 0; k < N; ++k) off[k] += c.strides[k][d];
         if (++idx[d] < c.shape[d]) break;
@@ -49,6 +60,26 @@ void for_each_last_dim_row(const Shape& shape, const std::array<const Strides*, 
       }
     }
   });
+}
+
+// Calls row(offsets) for every row of the last dim of `shape`: for_each_last_dim_rows one row at a
+// time.
+template <size_t N, class F>
+void for_each_last_dim_row(const Shape& shape, const std::array<const Strides*, N>& strides, int64_t work_per_row,
+                           F&& row) {
+  for_each_last_dim_rows<N>(shape, strides, work_per_row, 1,
+                            [&](const std::array<int64_t, N>* off, int64_t) { row(off[0]); });
+}
+
+// The starts of every last-dim row of `shape` in each operand, in row order (as
+// for_each_last_dim_row's offsets), for the ops that split few long rows into chunks: fewer rows
+// than kGrain, which for_each_last_dim_row visits in order in one task at a work of 1 per row.
+template <size_t N>
+std::vector<std::array<int64_t, N>> last_dim_row_starts(const Shape& shape,
+                                                        const std::array<const Strides*, N>& strides) {
+  std::vector<std::array<int64_t, N>> start;
+  for_each_last_dim_row<N>(shape, strides, 1, [&](const std::array<int64_t, N>& off) { start.push_back(off); });
+  return start;
 }
 
 // Values per leaf of lane_sum and of the sums that follow its order (softmax's exp_lane_sum).
