@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #if defined(__CUDACC__) || defined(__HIPCC__)
 #define WICK_HOST_DEVICE __host__ __device__
@@ -192,12 +193,38 @@ struct bf16 {
   WICK_HOST_DEVICE static uint16_t from_f32(float f) {
     const uint32_t u = detail::f32_bits(f);
     if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);  // quiet NaN
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    // The hardware conversion rounds to nearest even, keeps subnormals and overflows to inf: the
+    // bits of the code below for every non-NaN input, in one instruction instead of five.
+    uint16_t h;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+#else
     // Round to nearest even on the dropped 16 bits; overflow carries into inf naturally.
     const uint32_t lsb = (u >> 16) & 1u;
     return static_cast<uint16_t>((u + 0x7fffu + lsb) >> 16);
+#endif
   }
   WICK_HOST_DEVICE static float to_f32(uint16_t h) { return detail::f32_from_bits(static_cast<uint32_t>(h) << 16); }
 };
+
+// H::from_f32(lo) | H::from_f32(hi) << 16 for H = f16 or bf16: on NVIDIA GPUs from sm_80 on, one
+// instruction for a pair without NaN (the hardware gives a NaN no payload), else two conversions.
+template <class H>
+WICK_HOST_DEVICE inline uint32_t pack2(float lo, float hi) {
+  static_assert(std::is_same_v<H, f16> || std::is_same_v<H, bf16>);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if (!(lo != lo || hi != hi)) {
+    uint32_t r;
+    if constexpr (std::is_same_v<H, bf16>)
+      asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    else
+      asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+  }
+#endif
+  return H::from_f32(lo) | static_cast<uint32_t>(H::from_f32(hi)) << 16;
+}
 
 struct f8e4m3 {
   uint8_t bits = 0;

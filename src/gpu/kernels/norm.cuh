@@ -25,7 +25,12 @@
 // (affine_vec; read one element at a time, they cost 8 scalar loads per 16-byte vector of bf16):
 // with that, and single rows no longer kept off the vector path by their plan's unit stride
 // (lastdim_rows), rms_norm of [2048, 4096] bf16 went from 0.0248 to 0.0188 ms and of [1, 4096]
-// from 0.0127 to 0.0072 (torch 0.0149, 0.0102).
+// from 0.0127 to 0.0072 (torch 0.0149, 0.0102). bf16 and f16 results are rounded a pair at a time
+// (vec_of): [2048, 4096] bf16 0.0192 -> 0.0175 ms, its kernel 19.7 -> 17.3 us under ncu; bf16
+// softmax of [32, 2048, 2048] 0.2035 -> 0.1848. That kernel still runs at 64 registers, 4 blocks
+// of 256 per multiprocessor (torch's: 27 registers, 16 blocks of 128, 15.1 us). Holding the
+// bf16 rows as loaded (two to a register) left it at 64 and took 18.8 us; a bound of 40
+// registers spilled 200 bytes a thread. Neither was kept.
 // Floors at ~3.9 TB/s (the copy row), one read + one write: 8192 x 32768 f32 softmax and
 // 32768 x 8192 f32 norms move 2 GiB, 0.55 ms.
 // The math and its order are the CPU's (src/cpu/norm.cpp): compute type f32 for the 16/8-bit
@@ -177,10 +182,7 @@ struct HeldRow {
       if constexpr (V == 1) {
         y[j * ds] = convert<T>(c[0]);
       } else {
-        Vec<T, V> t;
-#pragma unroll
-        for (int e = 0; e < V; ++e) t.v[e] = convert<T>(c[e]);
-        reinterpret_cast<Vec<T, V>*>(y)[j] = t;
+        reinterpret_cast<Vec<T, V>*>(y)[j] = vec_of<T>(c);
       }
     };
     for (unsigned b = 0; b < batches; ++b)

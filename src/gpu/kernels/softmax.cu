@@ -119,12 +119,12 @@ __global__ void __launch_bounds__(kSplitThreads)
     for (int u = 0; u < kSplitVecs; ++u) {
       if (!live(ch, base, u)) continue;
       const int64_t j = base + u * kSplitThreads;
-      Vec<T, V> t;
 #pragma unroll
       for (int e = 0; e < V; ++e) {
         const C d = v[u][e] - st.m;
-        t.v[e] = convert<T>(log ? d - lse : std::exp(d) * inv);
+        v[u][e] = log ? d - lse : std::exp(d) * inv;
       }
+      const Vec<T, V> t = vec_of<T>(v[u]);
       if constexpr (V == 1)
         ch.y[j * a.ds] = t.v[0];
       else
