@@ -86,8 +86,7 @@ __global__ void __launch_bounds__(kBlock) copy_batch_kernel(BatchCopies b) {
   // Pair k's fields are read at constant indices (no local copy of the parameters).
 #pragma unroll
   for (int k = 0; k < kBatchCopies; ++k) {
-    if (k == b.count) break;
-    if (blockIdx.x < b.first[k] || blockIdx.x >= b.first[k + 1]) continue;
+    if (k >= b.count || blockIdx.x < b.first[k] || blockIdx.x >= b.first[k + 1]) continue;
     U* const out = reinterpret_cast<U*>(b.dst[k]);
     const U* const in = reinterpret_cast<const U*>(b.src[k]);
     const uint32_t i = (blockIdx.x - b.first[k]) * blockDim.x + threadIdx.x;
