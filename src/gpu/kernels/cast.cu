@@ -44,21 +44,29 @@ bool in_units(Plan<2>& p, const CopyEnds& e, int64_t elem, int64_t width) {
   return width == elem || (aligned_to(e.out, width) && aligned_to(e.in, width) && widen_inner(p, width / elem, 0b11u));
 }
 
-bool copy_wide(const LaunchCtx& ctx, const TensorArg& dst, const TensorArg& src) {
-  const Plan<2> p = make_plan<2>(dst.shape(), {&dst.layout.strides(), &src.layout.strides()});
-  if (p.rank() < 3 || p.rank() > kMaxDims) return false;
-  const int64_t elem = dtype_size(src.dtype);
-  const CopyEnds e = ends_of(dst, src);
+// The widest unit (16, 8 or 4 bytes, else the element) that in_units allows for p. A unit that
+// fits allows every narrower one, so a batch's unit is the narrowest of its pairs' widest.
+int64_t widest_unit(const Plan<2>& p, const CopyEnds& e, int64_t elem) {
   for (const int64_t width : {16, 8, 4}) {
     if (width <= elem) break;
     Plan<2> w = p;
-    if (!in_units(w, e, elem, width)) continue;
-    by_size<16>(width, [&]<class U>() {
-      launch_strided_plan(ctx, Identity<U>{}, w, reinterpret_cast<U*>(e.out), reinterpret_cast<const U*>(e.in));
-    });
-    return true;
+    if (in_units(w, e, elem, width)) return width;
   }
-  return false;
+  return elem;
+}
+
+bool copy_wide(const LaunchCtx& ctx, const TensorArg& dst, const TensorArg& src) {
+  Plan<2> p = make_plan<2>(dst.shape(), {&dst.layout.strides(), &src.layout.strides()});
+  if (p.rank() < 3 || p.rank() > kMaxDims) return false;
+  const int64_t elem = dtype_size(src.dtype);
+  const CopyEnds e = ends_of(dst, src);
+  const int64_t width = widest_unit(p, e, elem);
+  if (width == elem) return false;
+  in_units(p, e, elem, width);
+  by_size<16>(width, [&]<class U>() {
+    launch_strided_plan(ctx, Identity<U>{}, p, reinterpret_cast<U*>(e.out), reinterpret_cast<const U*>(e.in));
+  });
+  return true;
 }
 
 // Note [GPU batched copies]
@@ -106,19 +114,8 @@ struct CopyPair {
 
 // Pairs [0, count) of `pairs` in one launch, in the widest unit they all allow.
 void launch_batch(const LaunchCtx& ctx, std::span<const CopyPair> pairs, int64_t elem) {
-  int64_t width = elem;
-  for (const int64_t w : {16, 8, 4}) {
-    if (w <= elem) break;
-    bool all = true;
-    for (const CopyPair& c : pairs) {
-      Plan<2> p = c.plan;
-      all = all && in_units(p, c.ends, elem, w);
-    }
-    if (all) {
-      width = w;
-      break;
-    }
-  }
+  int64_t width = 16;
+  for (const CopyPair& c : pairs) width = std::min(width, widest_unit(c.plan, c.ends, elem));
   BatchCopies b{};
   b.count = static_cast<int>(pairs.size());
   for (int k = 0; k < b.count; ++k) {

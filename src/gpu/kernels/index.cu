@@ -215,15 +215,13 @@ __global__ void __launch_bounds__(kRunThreads)
   }
 }
 
-bool aligned(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
-
 // Whether the gather can move `width` bytes (k = width / elem elements) per thread: the innermost
 // dim is a contiguous row of dst and src with one id (widen_inner), the dim stride is a multiple
 // of k too, and both base pointers are aligned to `width`. Then the plan is rewritten in units of
 // k elements.
 bool widen(Plan<3>& p, int64_t* src_dim_stride, size_t elem, size_t width, const void* out, const void* src) {
   const int64_t k = static_cast<int64_t>(width / elem);
-  if (*src_dim_stride % k != 0 || !aligned(out, width) || !aligned(src, width) || !widen_inner(p, k, 0b011u))
+  if (*src_dim_stride % k != 0 || !aligned_to(out, width) || !aligned_to(src, width) || !widen_inner(p, k, 0b011u))
     return false;
   *src_dim_stride /= k;
   return true;
