@@ -846,6 +846,63 @@ TEST_P(Reduce, SoftmaxOfFewLongRows) {
   }
 }
 
+// rms_norm (weight), layer_norm (weight and bias) and softmax on row lengths around the GPU's light
+// rows (Note [GPU light rows]: up to 512 16-byte vectors, softmax and layer_norm only up to a
+// warp's), in f32 and bf16, against a double reference on the rounded inputs; a row count that
+// leaves the last block part full, a weight with stride 2 (not vectors: the held kernel), and a
+// NaN in a short softmax row.
+TEST_P(Reduce, NormsAroundTheLightRowLimits) {
+  const Device d = GetParam();
+  const int64_t rows = 37;
+  for (const DType dt : {DType::F32, DType::BF16}) {
+    const bool bf = dt == DType::BF16;
+    const double tol = bf ? 8e-3 : 2e-5;
+    for (const int64_t n : {8, 64, 128, 256, 264, 2048, 4096, 4104}) {
+      for (const bool strided_weight : {false, true}) {
+        SCOPED_TRACE(std::string(dtype_name(dt)) + " n " + std::to_string(n) + (strided_weight ? " strided w" : ""));
+        const Tensor x = Tensor::rand_uniform({rows, n}, dt, -3, 3, d);
+        const Tensor w = strided_weight ? Tensor::rand_uniform({n, 2}, dt, 0.5, 1.5, d).select(1, 0)
+                                        : Tensor::rand_uniform({n}, dt, 0.5, 1.5, d);
+        const Tensor b = Tensor::rand_uniform({n}, dt, -1, 1, d);
+        const auto host = [](const Tensor& t) { return t.to_dtype(DType::F32).contiguous().to_vector<float>(); };
+        const std::vector<float> h = host(x), hw = host(w), hb = host(b);
+        const std::vector<float> rn = host(x.rms_norm(w, 1e-5)), ln = host(x.layer_norm(w, b, 1e-5));
+        const std::vector<float> sm = host(x.softmax());
+        for (int64_t r = 0; r < rows; ++r) {
+          const float* p = h.data() + r * n;
+          double sq = 0, mean = 0, m = -kInf, z = 0, var = 0;
+          for (int64_t i = 0; i < n; ++i) {
+            sq += static_cast<double>(p[i]) * p[i];
+            mean += p[i];
+            m = std::max<double>(m, p[i]);
+          }
+          mean /= static_cast<double>(n);
+          for (int64_t i = 0; i < n; ++i) {
+            var += (p[i] - mean) * (p[i] - mean);
+            z += std::exp(p[i] - m);
+          }
+          var /= static_cast<double>(n);
+          for (int64_t i = 0; i < n; ++i) {
+            const size_t k = static_cast<size_t>(r * n + i), j = static_cast<size_t>(i);
+            const double want_rn = p[i] / std::sqrt(sq / static_cast<double>(n) + 1e-5) * hw[j];
+            const double want_ln = (p[i] - mean) / std::sqrt(var + 1e-5) * hw[j] + hb[j];
+            const double want_sm = std::exp(p[i] - m) / z;
+            ASSERT_NEAR(rn[k], want_rn, tol * (std::abs(want_rn) + 1e-2)) << r << " " << i;
+            ASSERT_NEAR(ln[k], want_ln, tol * (std::abs(want_ln) + 1e-1)) << r << " " << i;
+            ASSERT_NEAR(sm[k], want_sm, tol * want_sm + 1e-30) << r << " " << i;
+          }
+        }
+      }
+    }
+  }
+  // A NaN poisons its short row only.
+  std::vector<float> h(static_cast<size_t>(4 * 64));
+  for (size_t i = 0; i < h.size(); ++i) h[i] = static_cast<float>(i % 7);
+  h[70] = kNaNf;
+  const std::vector<float> y = f32(h, {4, 64}, d).softmax().to_vector<float>();
+  for (size_t i = 0; i < y.size(); ++i) EXPECT_EQ(std::isnan(y[i]), i / 64 == 1) << i;
+}
+
 WICK_INSTANTIATE_DEVICES(Reduce);
 
 // The CPU's softmax of fewer rows than threads runs each row's chunks in parallel (Note [Softmax

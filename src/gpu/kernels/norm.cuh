@@ -31,6 +31,26 @@
 // of 256 per multiprocessor (torch's: 27 registers, 16 blocks of 128, 15.1 us). Holding the
 // bf16 rows as loaded (two to a register) left it at 64 and took 18.8 us; a bound of 40
 // registers spilled 200 bytes a thread. Neither was kept.
+//
+// Note [GPU light rows]
+// Rows of up to kLightBlock 16-byte vectors (4096 bf16, 2048 f32) read as vectors and weights
+// that are vectors too (or none) take a lighter kernel: one vector per thread (HeldRow with R = 1),
+// blocks of 512 threads bounded to 32 registers (four blocks, all 2048 threads of an H100
+// multiprocessor), and the weight / bias vectors loaded beside the row before its reduction
+// (HeldAffine). The held kernel keeps 32 f32 per thread and runs at 64 registers, half the
+// threads, and rms_norm of bf16 spilled there. Under ncu, rms_norm [2048, 4096] bf16 took 17.3 us
+// held, 18.7 us light at first: the light kernel executed twice the instructions, most of them the
+// integer divisions by the run-time group size (now masks and shifts, group_slot) and the serial
+// merge of 16 warps' values (now a butterfly, group_allreduce); then 16.2 us. Timed with events
+// on the H100 (probe kernels, held -> light): rms_norm [2048, 4096] bf16 0.0187 -> 0.0179 ms,
+// [4096, 2048] f32 0.0300 -> 0.0280, [8192, 1024] bf16 0.0186 -> 0.0178, softmax [4096, 128]
+// bf16 0.0064 -> 0.0057; but softmax [65536, 2048] bf16 0.182 -> 0.240 and layer_norm [2048,
+// 4096] bf16 0.0207 -> 0.0276: with two reductions across warps per row and one vector per
+// thread, the per-row costs dominate. So softmax and layer_norm take the light kernel only for
+// rows of one warp or less. A standalone kernel of the same shape (rsqrtf, no NaN care in the
+// store, fixed sizes) took 0.0161 ms and torch 0.0164 in the same harness; the rest of the gap is
+// the general kernel's instructions (exact division and square root, the row loop, the stores'
+// NaN-preserving rounding).
 // Floors at ~3.9 TB/s (the copy row), one read + one write: 8192 x 32768 f32 softmax and
 // 32768 x 8192 f32 norms move 2 GiB, 0.55 ms.
 // The math and its order are the CPU's (src/cpu/norm.cpp): compute type f32 for the 16/8-bit
@@ -115,10 +135,10 @@ inline constexpr int kHeldVecs = (V == 1 ? kHeld<T> / 2 : kHeld<T> / V) / static
 // j = lane + (b * R + k) * G (k < R) of V elements each; batches b < `batches` live in shared
 // memory (element e of (b, k) at ext[((b * R + k) * V + e) * G]), batch b == `batches` in
 // registers. V > 1: 16-byte loads and stores (the host checked unit strides and alignment).
-template <int V, class T, class Index>
+template <int V, class T, class Index, int Held = kHeldVecs<T, V>>
 struct HeldRow {
   using C = compute_t<T>;
-  static constexpr int R = kHeldVecs<T, V>;
+  static constexpr int R = Held;
   C v[R][V];
   C* ext;
   Index nv;  // vectors in the row (0 for a group past the last row)
@@ -232,12 +252,48 @@ __device__ __forceinline__ void affine_vec(C (&c)[V], const NormParams<T>& p, In
   for (int e = 0; e < V; ++e) c[e] = affine(c[e], p, static_cast<int64_t>(j) * V + e);
 }
 
-template <RowOp Kind, int V, class T, class Index>
-__device__ __forceinline__ void row_held(HeldRow<V, T, Index>& h, const T* x, T* y, Index ss, Index ds,
+// The weight and bias vectors beside a light row's one held vector (Note [GPU light rows]), read
+// with the row, before its reduction, where they are vectors (p.wvec).
+template <int V, class T, bool Bias>
+struct HeldAffine {
+  Vec<T, V> w, b;
+  template <class Index>
+  __device__ void fetch(const NormParams<T>& p, Index j) {
+    if (p.w) w = reinterpret_cast<const Vec<T, V>*>(p.w)[j];
+    if (Bias && p.b) b = reinterpret_cast<const Vec<T, V>*>(p.b)[j];
+  }
+  template <class C>
+  __device__ void apply(C (&c)[V], const NormParams<T>& p) const {
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      if (p.w) c[e] *= static_cast<C>(w.v[e]);
+      if (Bias && p.b) c[e] += static_cast<C>(b.v[e]);
+    }
+  }
+};
+
+template <RowOp Kind, int V, class T, class Index, int R>
+__device__ __forceinline__ void row_held(HeldRow<V, T, Index, R>& h, const T* x, T* y, Index ss, Index ds,
                                          const NormParams<T>& p, compute_t<T>* smem) {
   using C = compute_t<T>;
   const unsigned group = h.group;
+  // A light row's weight and bias (vectors: the host checked p.wvec) are read before its
+  // reduction, their latency hidden by it.
+  constexpr bool kLight = R == 1 && V > 1;
+  HeldAffine<V, T, Kind == RowOp::LayerNorm> pre;
   h.load(x, ss);
+  if constexpr (kLight && Kind != RowOp::Softmax) {
+    if (h.vec(0, 0) < h.nv) pre.fetch(p, h.vec(0, 0));
+  }
+  const auto scale_affine = [&](C(&c)[V], Index j, C scale) {
+#pragma unroll
+    for (int e = 0; e < V; ++e) c[e] *= scale;
+    if constexpr (kLight) {
+      pre.apply(c, p);
+    } else {
+      affine_vec<V>(c, p, j);
+    }
+  };
   const int64_t n = static_cast<int64_t>(h.nv) * V;
   if constexpr (Kind == RowOp::Softmax) {
     C m = minmax_identity<true, C>();
@@ -260,11 +316,7 @@ __device__ __forceinline__ void row_held(HeldRow<V, T, Index>& h, const T* x, T*
     C q = 0;
     h.each([&](C& v, Index) { q += v * v; });
     const C scale = rms_scale(group_allreduce<SumMerge<C>>(q, group, smem), n, p.eps);
-    h.store_vecs(y, ds, [&](C(&c)[V], Index j) {
-#pragma unroll
-      for (int e = 0; e < V; ++e) c[e] *= scale;
-      affine_vec<V>(c, p, j);
-    });
+    h.store_vecs(y, ds, [&](C(&c)[V], Index j) { scale_affine(c, j, scale); });
   } else {
     // Two reductions (mean, then squared deviations from it) as on the CPU: the row is on chip,
     // so the second costs one more group reduction, not a read, and no precision is lost to a
@@ -278,11 +330,7 @@ __device__ __forceinline__ void row_held(HeldRow<V, T, Index>& h, const T* x, T*
       q += v * v;
     });
     const C inv = inv_std(group_allreduce<SumMerge<C>>(q, group, smem) / static_cast<C>(n), p.eps);
-    h.store_vecs(y, ds, [&](C(&c)[V], Index j) {
-#pragma unroll
-      for (int e = 0; e < V; ++e) c[e] *= inv;
-      affine_vec<V>(c, p, j);
-    });
+    h.store_vecs(y, ds, [&](C(&c)[V], Index j) { scale_affine(c, j, inv); });
   }
 }
 
@@ -325,18 +373,26 @@ __device__ __forceinline__ void row_streamed(const T* x, T* y, Index n, Index ss
   }
 }
 
-enum class RowPath { Vector, Scalar, Streamed };
+// Vector / Scalar: rows held (HeldRow), read as 16-byte vectors or element by element; Streamed:
+// rows re-read; Light: rows of one vector per thread (Note [GPU light rows]).
+enum class RowPath { Vector, Scalar, Streamed, Light };
 
 template <class T>
 inline constexpr int kRowVec = sizeof(T) < 16 ? static_cast<int>(16 / sizeof(T)) : 1;
 
+// Light rows (Note [GPU light rows]): one vector per thread, blocks of kLightBlock threads, at
+// least kLightMinBlocks of them per multiprocessor (at most 32 registers a thread).
+inline constexpr unsigned kLightBlock = 512;
+inline constexpr unsigned kLightMinBlocks = 4;
+
 template <RowOp Kind, RowPath Path, class T, class Index>
-__global__ void __launch_bounds__(kMaxGroupBlock) lastdim_kernel(RowArgsN<T, Index> a, NormParams<T> p) {
+__device__ __forceinline__ void lastdim_rows_of_block(const RowArgsN<T, Index>& a, const NormParams<T>& p) {
   __shared__ compute_t<T> smem[kMaxWarpsPerBlock];
-  const unsigned per_block = blockDim.x / a.group, lane = threadIdx.x % a.group;
+  const unsigned per_block = groups_per_block(blockDim.x, a.group);
+  const auto [lane, slot] = group_slot(a.group);
   for (Index base = static_cast<Index>(blockIdx.x) * per_block; base < a.rows;
        base += static_cast<Index>(gridDim.x) * per_block) {
-    const Index row = base + threadIdx.x / a.group;
+    const Index row = base + slot;
     const bool live = row < a.rows;
     Index off[2] = {0, 0};
     if (live) offsets_of(a.outer, row, off);
@@ -345,18 +401,31 @@ __global__ void __launch_bounds__(kMaxGroupBlock) lastdim_kernel(RowArgsN<T, Ind
     if constexpr (Path == RowPath::Streamed) {
       row_streamed<Kind>(a.src + off[0], a.dst + off[1], n, a.ss, a.ds, lane, a.group, p, smem);
     } else {
-      constexpr int V = Path == RowPath::Vector ? kRowVec<T> : 1;
+      constexpr int V = Path == RowPath::Scalar ? 1 : kRowVec<T>;
+      constexpr int R = Path == RowPath::Light ? 1 : kHeldVecs<T, V>;
       extern __shared__ unsigned char held_shared[];
-      HeldRow<V, T, Index> h;
-      h.ext = reinterpret_cast<compute_t<T>*>(held_shared) +
-              (threadIdx.x - lane) * (a.batches * HeldRow<V, T, Index>::R * V) + lane;
+      // Light rows never have shared batches; saying so at compile time keeps their loops out.
+      const unsigned batches = Path == RowPath::Light ? 0u : a.batches;
+      HeldRow<V, T, Index, R> h;
+      h.ext = reinterpret_cast<compute_t<T>*>(held_shared) + (threadIdx.x - lane) * (batches * R * V) + lane;
       h.nv = n / V;
       h.lane = lane;
       h.group = a.group;
-      h.batches = a.batches;
+      h.batches = batches;
       row_held<Kind>(h, a.src + off[0], a.dst + off[1], a.ss, a.ds, p, smem);
     }
   }
+}
+
+template <RowOp Kind, RowPath Path, class T, class Index>
+__global__ void __launch_bounds__(kMaxGroupBlock) lastdim_kernel(RowArgsN<T, Index> a, NormParams<T> p) {
+  lastdim_rows_of_block<Kind, Path>(a, p);
+}
+
+template <RowOp Kind, class T, class Index>
+__global__ void __launch_bounds__(kLightBlock, kLightMinBlocks)
+    lastdim_light_kernel(RowArgsN<T, Index> a, NormParams<T> p) {
+  lastdim_rows_of_block<Kind, RowPath::Light>(a, p);
 }
 
 // How the rows of a launch are walked (see the Note).
@@ -441,20 +510,32 @@ void for_each_lastdim_launch(const LastDimRows& L, const TensorArg& src, const T
   });
 }
 
+// The light shape of rows held in registers (Note [GPU light rows]) where it applies, else `held`.
+template <RowOp Kind, class T>
+RowShape light_or(const LaunchCtx& ctx, const RowShape& held, int64_t n, const NormParams<T>& p) {
+  if (held.path != RowPath::Vector || held.batches != 0 || ((p.w || p.b) && !p.wvec)) return held;
+  const int64_t nv = n / kRowVec<T>;
+  const unsigned group = pow2_at_least(nv, kLightBlock);
+  // Softmax and layer_norm reduce twice: across warps, their held rows are faster.
+  if (nv > kLightBlock || (Kind != RowOp::RmsNorm && group > static_cast<unsigned>(ctx.warp_size))) return held;
+  return {RowPath::Light, group, 0, 0};
+}
+
 // Runs Kind over every last-dim row of src into dst (same shape), L = lastdim_rows<T>(src, dst).
 template <RowOp Kind, class T>
 void run_lastdim(const LaunchCtx& ctx, const LastDimRows& L, const TensorArg& src, const TensorArg& dst,
                  const NormParams<T>& p) {
-  const RowShape shape = row_shape<T>(ctx, L.n, L.vec);
-  const unsigned group = shape.group, block = std::max<unsigned>(group, kBlock), per_block = block / group;
+  const RowShape shape = light_or<Kind, T>(ctx, row_shape<T>(ctx, L.n, L.vec), L.n, p);
+  const unsigned group = shape.group;
+  const unsigned block = shape.path == RowPath::Light ? kLightBlock : std::max<unsigned>(group, kBlock);
+  const unsigned per_block = block / group;
   const int64_t held = int64_t{kMaxGroupBlock} * 32 * (shape.batches + 1);  // >= the elements a group holds
   for_each_lastdim_launch<T>(L, src, dst, held, [&]<class Index>(RowArgsN<T, Index> a) {
     a.group = group;
     a.batches = shape.batches;
     const int64_t blocks = (static_cast<int64_t>(a.rows) + per_block - 1) / per_block;
     const unsigned grid = capped_grid(ctx, blocks);
-    const auto launch = [&]<RowPath Path>() {
-      const auto kernel = lastdim_kernel<Kind, Path, T, Index>;
+    const auto launch = [&](const auto kernel) {
       if (shape.shared > 0)
         gpu::allow_dynamic_shared(reinterpret_cast<const void*>(kernel), shape.shared, ctx.op, ctx.device);
       kernel<<<grid, block, static_cast<size_t>(shape.shared), gpu::native_stream(ctx.stream)>>>(a, p);
@@ -462,14 +543,13 @@ void run_lastdim(const LaunchCtx& ctx, const LastDimRows& L, const TensorArg& sr
     };
     switch (shape.path) {
       case RowPath::Vector:
-        launch.template operator()<RowPath::Vector>();
-        break;
+        return launch(lastdim_kernel<Kind, RowPath::Vector, T, Index>);
       case RowPath::Scalar:
-        launch.template operator()<RowPath::Scalar>();
-        break;
+        return launch(lastdim_kernel<Kind, RowPath::Scalar, T, Index>);
       case RowPath::Streamed:
-        launch.template operator()<RowPath::Streamed>();
-        break;
+        return launch(lastdim_kernel<Kind, RowPath::Streamed, T, Index>);
+      case RowPath::Light:
+        return launch(lastdim_light_kernel<Kind, T, Index>);
     }
   });
 }

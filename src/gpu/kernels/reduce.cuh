@@ -182,11 +182,12 @@ template <class Op, class Index>
 __global__ void __launch_bounds__(kBlock) reduce_rows_kernel(RowArgs<Op, Index> a) {
   using Acc = typename Op::Acc;
   __shared__ Acc smem[kMaxWarpsPerBlock];
-  const unsigned per_block = kBlock / a.group, lane = threadIdx.x % a.group;
+  const unsigned per_block = groups_per_block(kBlock, a.group);
+  const auto [lane, slot] = group_slot(a.group);
   const Index items = a.outputs * a.splits;
   for (Index base = static_cast<Index>(blockIdx.x) * per_block; base < items;
        base += static_cast<Index>(gridDim.x) * per_block) {
-    const Index item = base + threadIdx.x / a.group;
+    const Index item = base + slot;
     Acc acc = Op::init();
     Index off[2] = {0, 0};
     if (item < items) {
@@ -313,10 +314,11 @@ __global__ void __launch_bounds__(kBlock)
                         Meta<Index, 2> outer, typename Op::Out* dst, int64_t count, unsigned group) {
   using Acc = typename Op::Acc;
   __shared__ Acc smem[kMaxWarpsPerBlock];
-  const unsigned per_block = kBlock / group, lane = threadIdx.x % group;
+  const unsigned per_block = groups_per_block(kBlock, group);
+  const auto [lane, slot] = group_slot(group);
   for (Index base = static_cast<Index>(blockIdx.x) * per_block; base < outputs;
        base += static_cast<Index>(gridDim.x) * per_block) {
-    const Index f = base + threadIdx.x / group;
+    const Index f = base + slot;
     Acc acc = Op::init();
     if (f < outputs)
       for (Index s = lane; s < splits; s += group) acc = Op::merge(acc, parts[f * so + s * ss]);

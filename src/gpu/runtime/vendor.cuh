@@ -63,6 +63,9 @@ __device__ inline int popc(lane_mask_t m) {
     return __popc(m);
 }
 
+// Trailing zero bits of v > 0 (log2 of a power of two).
+__device__ inline int ctz(unsigned v) { return __ffs(static_cast<int>(v)) - 1; }
+
 // The lanes of the warp whose `pred` is true (every lane must take part).
 __device__ inline lane_mask_t ballot(bool pred) {
 #if defined(WICK_GPU_CUDA)
