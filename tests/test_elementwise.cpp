@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "test_util.h"
@@ -295,6 +296,68 @@ TEST_P(Elementwise, StridedAndLargeInputs) {
 }
 
 WICK_INSTANTIATE_DEVICES(Elementwise);
+
+// bf16 add / sub / mul / div and exp / sigmoid / silu / gelu on the CPU take one pass that widens,
+// computes in f32 and rounds once (simd's arith_bf16 and unary_bf16): on odd sizes (vector tails),
+// a row-major view of every other column block (silu of a fused projection's first half), a
+// transposed view and broadcast operands, against bf16::from_f32 of the f32 arithmetic bit for
+// bit, the f32 kernels rounded once bit for bit, and an f64 reference.
+TEST(CpuElementwise, Bf16OnePassOpsAgainstF32AndF64) {
+  const Device cpu = Device::cpu();
+  const Tensor wide = Tensor::rand_uniform({37, 2 * 45 + 3}, DType::F32, -9, 9, cpu).to_dtype(DType::BF16);
+  const Tensor other = Tensor::rand_uniform({37, 45}, DType::F32, -9, 9, cpu).to_dtype(DType::BF16);
+  const std::vector<std::pair<std::string, Tensor>> xs = {
+      {"contiguous", wide.narrow(1, 0, 45).contiguous()},
+      {"first half of each row", wide.narrow(1, 0, 45)},
+      {"transposed", wide.narrow(1, 3, 37).t().contiguous().t()},
+      {"long", Tensor::rand_uniform({70001}, DType::F32, -9, 9, cpu).to_dtype(DType::BF16)}};
+  for (const auto& [name, x] : xs) {
+    SCOPED_TRACE(name);
+    const std::vector<float> xv = values(x.contiguous());
+    const Tensor x32 = x.to_dtype(DType::F32);
+    for (int op = 0; op < 4; ++op) {
+      auto f = [op](const Tensor& v) {
+        return op == 0 ? v.exp() : op == 1 ? v.sigmoid() : op == 2 ? v.silu() : v.gelu();
+      };
+      const Tensor y = f(x);
+      EXPECT_EQ(testing::bytes_of(y), testing::bytes_of(f(x32).to_dtype(DType::BF16))) << "op " << op;
+      const std::vector<float> yv = values(y);
+      for (size_t i = 0; i < xv.size(); ++i) {
+        const double v = xv[i], k = 1.59576912160573071176;
+        const double want = op == 0   ? std::exp(v)
+                            : op == 1 ? 1 / (1 + std::exp(-v))
+                            : op == 2 ? v / (1 + std::exp(-v))
+                                      : v / (1 + std::exp(-k * (v + 0.044715 * v * v * v)));
+        ASSERT_NEAR(yv[i], want, std::abs(want) * 0x1p-8 + 1e-30) << "op " << op << " x " << v;
+      }
+    }
+    if (name == "long") continue;
+    const std::vector<std::pair<std::string, Tensor>> ys = {
+        {"tensor", other.narrow(0, 0, x.dim(0)).narrow(1, 0, x.dim(1))},
+        {"scalar", other.narrow(0, 5, 1).narrow(1, 7, 1)},
+        {"row", other.narrow(0, 2, 1).narrow(1, 0, x.dim(1))}};
+    for (const auto& [yname, y] : ys) {
+      SCOPED_TRACE(yname);
+      const std::vector<float> yb = values(y.broadcast_as(x.shape()).contiguous());
+      for (int op = 0; op < 4; ++op) {
+        for (bool swap : {false, true}) {
+          const Tensor& a = swap ? y : x;
+          const Tensor& b = swap ? x : y;
+          const Tensor r = op == 0 ? a.add(b) : op == 1 ? a.sub(b) : op == 2 ? a.mul(b) : a.div(b);
+          const std::vector<float> rv = values(r);
+          for (size_t i = 0; i < xv.size(); ++i) {
+            const float p = swap ? yb[i] : xv[i], q = swap ? xv[i] : yb[i];
+            const float want = bf16::to_f32(bf16::from_f32(op == 0   ? p + q
+                                                           : op == 1 ? p - q
+                                                           : op == 2 ? p * q
+                                                                     : p / q));
+            ASSERT_EQ(rv[i], want) << "op " << op << " swap " << swap << " at " << i;
+          }
+        }
+      }
+    }
+  }
+}
 
 }  // namespace
 }  // namespace wick

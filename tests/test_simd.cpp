@@ -216,6 +216,85 @@ TEST(CpuSimd, ExponentialsWithinTwoUlpOfF64) {
   }
 }
 
+// bf16 values for the bf16 kernels: both exponentials' ranges, values whose products and
+// quotients are subnormal or overflow, subnormals, and the special values. An odd count.
+std::vector<uint16_t> bf16_inputs() {
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> narrow(-12.0f, 12.0f), wide(-110.0f, 95.0f), mant(1.0f, 2.0f);
+  std::vector<uint16_t> v;
+  for (int i = 0; i < 3001; ++i) {
+    float f = i % 3 == 0   ? narrow(rng)
+              : i % 3 == 1 ? wide(rng)
+                           : mant(rng) * std::ldexp(1.0f, static_cast<int>(rng() % 250) - 132);
+    if (rng() % 2) f = -f;
+    v.push_back(bf16::from_f32(f));
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float f : {0.0f, -0.0f, inf, -inf, std::numeric_limits<float>::quiet_NaN(), 1e-39f, -3e-40f, 3e38f, 1.0f})
+    v.push_back(bf16::from_f32(f));
+  return v;
+}
+
+// unary_bf16 and arith_bf16 on every level: the bits of the f32 kernels between the converters (the
+// baseline's), and of bf16::from_f32 of the f32 operation, for lengths around the vector widths
+// (tails), in place, and with each operand of the arithmetic a broadcast value; nothing past n is
+// written.
+TEST(CpuSimd, Bf16KernelsAgainstTheF32KernelsAndConverters) {
+  const std::vector<uint16_t> in = bf16_inputs();
+  const simd::Kernels& base = simd::kernels(simd::Isa::Base);
+  const simd::Unary ops[] = {simd::Unary::Exp, simd::Unary::Sigmoid, simd::Unary::Silu, simd::Unary::Gelu};
+  void (*const f32[])(const float*, float*, int64_t) = {base.exp_f32, base.sigmoid_f32, base.silu_f32, base.gelu_f32};
+  auto same = [](uint16_t a, uint16_t b) {
+    const bool na = std::isnan(bf16::to_f32(a)), nb = std::isnan(bf16::to_f32(b));
+    return na || nb ? na && nb : a == b;
+  };
+  for (simd::Isa isa : levels()) {
+    const simd::Kernels& k = simd::kernels(isa);
+    for (int64_t n : {0, 1, 15, 16, 17, 31, 33, 100, 1027, 3010}) {
+      SCOPED_TRACE(std::string(simd::isa_name(isa)) + " n " + std::to_string(n));
+      const uint16_t* x = in.data();
+      const uint16_t* y = in.data() + (in.size() - static_cast<size_t>(n));  // other values beside x's
+      for (int u = 0; u < 4; ++u) {
+        std::vector<float> w(static_cast<size_t>(n));
+        std::vector<uint16_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n) + 1, 0x1234);
+        base.bf16_to_f32(x, w.data(), n);
+        f32[u](w.data(), w.data(), n);
+        base.f32_to_bf16(w.data(), want.data(), n);
+        k.unary_bf16(ops[u], x, got.data(), n);
+        std::vector<uint16_t> in_place(x, x + n);
+        k.unary_bf16(ops[u], in_place.data(), in_place.data(), n);
+        int bad = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          const size_t j = static_cast<size_t>(i);
+          if ((!same(got[j], want[j]) || !same(in_place[j], want[j])) && bad++ < 5)
+            ADD_FAILURE() << "unary op " << u << " of 0x" << std::hex << x[i] << ": 0x" << got[j] << " want 0x"
+                          << want[j];
+        }
+        EXPECT_EQ(got.back(), 0x1234);
+      }
+      const simd::Arith ariths[] = {simd::Arith::Add, simd::Arith::Sub, simd::Arith::Mul, simd::Arith::Div};
+      for (int a = 0; a < 4; ++a) {
+        for (int64_t sx : {1, 0}) {
+          for (int64_t sy : {1, 0}) {
+            std::vector<uint16_t> got(static_cast<size_t>(n) + 1, 0x1234);
+            k.arith_bf16(ariths[a], x, sx, y, sy, got.data(), n);
+            int bad = 0;
+            for (int64_t i = 0; i < n; ++i) {
+              const float p = bf16::to_f32(x[i * sx]), q = bf16::to_f32(y[i * sy]);
+              const float r = a == 0 ? p + q : a == 1 ? p - q : a == 2 ? p * q : p / q;
+              const uint16_t want = bf16::from_f32(r);
+              if (!same(got[static_cast<size_t>(i)], want) && bad++ < 5)
+                ADD_FAILURE() << "arith op " << a << " strides " << sx << sy << " at " << i << ": 0x" << std::hex
+                              << got[static_cast<size_t>(i)] << " want 0x" << want;
+            }
+            EXPECT_EQ(got.back(), 0x1234);
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(CpuSimd, InPlaceAndShortLengths) {
   for (simd::Isa isa : levels()) {
     SCOPED_TRACE(simd::isa_name(isa));
@@ -287,8 +366,8 @@ TEST(CpuSimd, RowHelpers) {
         }
       }
       std::vector<float> y(x);
-      k.div_f32(y.data(), n, 3.0f);
-      for (size_t j = 0; j < y.size(); ++j) EXPECT_EQ(bits(y[j]), bits(x[j] / 3.0f));
+      k.scale_f32(y.data(), n, 0.3f);
+      for (size_t j = 0; j < y.size(); ++j) EXPECT_EQ(bits(y[j]), bits(x[j] * 0.3f));
       EXPECT_EQ(bits(k.sumsq16_f32(x.data(), n, -0.0f)), bits(want_sumsq));
       {
         // With a shift: as the plain sum of squares over the shifted values, stored first.

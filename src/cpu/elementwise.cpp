@@ -2,6 +2,7 @@
 // gelu on f32 / bf16 / f16 run the vector kernels of simd.h instead); binary ops and where_cond
 // are in elementwise_binary.cpp.
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <string>
 
@@ -53,33 +54,36 @@ void clamp(double p0, double p1, const TensorArg& src, const TensorArg& dst) {
   });
 }
 
-// The vector kernel of simd.h for op, or null.
+// The ops with vector kernels in simd.h: the f32 kernel, and the operation of unary_bf16.
 using VecFn = void (*)(const float*, float*, int64_t);
-VecFn vector_kernel(Op op) {
-  const simd::Kernels& k = simd::kernels();
-  switch (op) {
-    case Op::Exp:
-      return k.exp_f32;
-    case Op::Sigmoid:
-      return k.sigmoid_f32;
-    case Op::Silu:
-      return k.silu_f32;
-    case Op::Gelu:
-      return k.gelu_f32;
-    default:
-      return nullptr;
-  }
-}
+struct VectorOp {
+  Op op;
+  VecFn simd::Kernels::*f32;
+  simd::Unary bf16;
+};
+constexpr VectorOp kVectorOps[] = {{Op::Exp, &simd::Kernels::exp_f32, simd::Unary::Exp},
+                                   {Op::Sigmoid, &simd::Kernels::sigmoid_f32, simd::Unary::Sigmoid},
+                                   {Op::Silu, &simd::Kernels::silu_f32, simd::Unary::Silu},
+                                   {Op::Gelu, &simd::Kernels::gelu_f32, simd::Unary::Gelu}};
 
-// f32 / bf16 / f16 through a vector kernel (the 16-bit floats widened to f32 a block at a time,
-// and rounded once on the way back), on every layout: the kernel's results, not the scalar
-// functor's, whatever the strides. Returns false for other dtypes.
-bool vector_unary(VecFn fn, const TensorArg& src, const TensorArg& dst) {
+// f32 / bf16 / f16 through a vector kernel on every layout: the kernel's results, not the scalar
+// functor's, whatever the strides. bf16 goes through simd's unary_bf16 (widened, computed and
+// rounded in one pass), f16 a block at a time widened to f32 and rounded once on the way back.
+// Returns false for other dtypes and ops.
+bool vector_unary(Op op, const TensorArg& src, const TensorArg& dst) {
+  const VectorOp* v =
+      std::find_if(std::begin(kVectorOps), std::end(kVectorOps), [op](const VectorOp& w) { return w.op == op; });
+  if (v == std::end(kVectorOps)) return false;
+  const VecFn fn = simd::kernels().*(v->f32);
   return dispatch_in<kFloatTypes>(src.dtype, [&]<class T>() {
     if constexpr (std::is_same_v<T, float>) {
       map_vec<T, T>(fn, dst, src);
       return true;
-    } else if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>) {
+    } else if constexpr (std::is_same_v<T, bf16>) {
+      const auto kernel = simd::kernels().unary_bf16;
+      map_vec<T, T>([&](const T* in, T* out, int64_t n) { kernel(v->bf16, &in->bits, &out->bits, n); }, dst, src);
+      return true;
+    } else if constexpr (std::is_same_v<T, f16>) {
       const auto widen = simd::converter<float, T>();
       const auto narrow = simd::converter<T, float>();
       map_vec<T, T>([&](const T* in, T* out, int64_t n) {
@@ -119,7 +123,7 @@ void CpuBackend::unary(Op op, double p0, double p1, const TensorArg& src, const 
         apply<T>(ew::Elu<C>{static_cast<C>(p0)}, src, dst);
       }, "elu");
     case Op::Exp:
-      if (vector_unary(vector_kernel(op), src, dst)) return;
+      if (vector_unary(op, src, dst)) return;
       return run<kFloatTypes, ew::Exp>(op, src, dst);
     case Op::Log:
       return run<kFloatTypes, ew::Log>(op, src, dst);
@@ -150,17 +154,17 @@ void CpuBackend::unary(Op op, double p0, double p1, const TensorArg& src, const 
     case Op::Relu:
       return run<kAllTypes, ew::Relu>(op, src, dst);
     case Op::Gelu:
-      if (vector_unary(vector_kernel(op), src, dst)) return;
+      if (vector_unary(op, src, dst)) return;
       return run<kFloatTypes, ew::Gelu>(op, src, dst);
     case Op::GeluErf:
       return run<kFloatTypes, ew::GeluErf>(op, src, dst);
     case Op::Erf:
       return run<kFloatTypes, ew::Erf>(op, src, dst);
     case Op::Silu:
-      if (vector_unary(vector_kernel(op), src, dst)) return;
+      if (vector_unary(op, src, dst)) return;
       return run<kFloatTypes, ew::Silu>(op, src, dst);
     case Op::Sigmoid:
-      if (vector_unary(vector_kernel(op), src, dst)) return;
+      if (vector_unary(op, src, dst)) return;
       return run<kFloatTypes, ew::Sigmoid>(op, src, dst);
     default:
       break;

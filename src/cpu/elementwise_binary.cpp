@@ -1,6 +1,7 @@
 // CPU binary elementwise ops, comparisons and where_cond. The math is in
 // backend/elementwise_math.h; the loops in cpu/elementwise_loops.h.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -14,9 +15,21 @@ namespace wick::cpu {
 
 namespace {
 
+// The operation of simd's arith_bf16 that computes F, if any.
+template <class F>
+constexpr std::optional<simd::Arith> arith_bf16_op() {
+  if constexpr (std::is_same_v<F, ew::Add>) return simd::Arith::Add;
+  if constexpr (std::is_same_v<F, ew::Sub>) return simd::Arith::Sub;
+  if constexpr (std::is_same_v<F, ew::Mul>) return simd::Arith::Mul;
+  if constexpr (std::is_same_v<F, ew::Div>) return simd::Arith::Div;
+  return std::nullopt;
+}
+
 // bf16 / f16 arithmetic: where the output and each operand have unit stride or are a broadcast
-// scalar along the chunk, blocks are widened to f32 and rounded back with the vector converters
-// of simd.h; elsewhere element by element. The same f32 math and rounding as the scalar path.
+// scalar along the chunk, bf16 add, sub, mul and div go through simd's arith_bf16 (widened,
+// computed and rounded in one pass), the others in blocks widened to f32 and rounded back with the
+// vector converters of simd.h; elsewhere element by element. The same f32 math and rounding as the
+// scalar path.
 template <class T, class F>
 void arith16(const TensorArg& a, const TensorArg& b, const TensorArg& dst) {
   const auto widen = simd::converter<float, T>();
@@ -27,6 +40,9 @@ void arith16(const TensorArg& a, const TensorArg& b, const TensorArg& dst) {
       for (int64_t j = 0; j < n; ++j)
         o[j * st[0]] = convert<T>(static_cast<float>(F{}(static_cast<float>(x[j * st[1]]), static_cast<float>(y[j * st[2]]))));
       return;
+    }
+    if constexpr (std::is_same_v<T, bf16> && arith_bf16_op<F>().has_value()) {
+      return simd::kernels().arith_bf16(*arith_bf16_op<F>(), &x->bits, st[1], &y->bits, st[2], &o->bits, n);
     }
     constexpr int64_t kBlock = 512;
     float fx[kBlock], fy[kBlock];

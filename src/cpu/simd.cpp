@@ -1,9 +1,11 @@
 // The kernels of simd.h. Each algorithm is written once over GCC / Clang vector types and
 // instantiated inside three functions whose target attributes differ (baseline: 4 lanes, AVX2:
-// 8 lanes, AVX-512F: 16 lanes); only the f16 conversions, the streaming stores and the widening
-// loads of the matrix-vector kernels use intrinsics. Helpers called from the target functions are
-// always_inline and use no intrinsics (the loads carry their level's target attribute), so that no
-// copy of them compiled for a wider ISA can be merged into baseline code by the linker.
+// 8 lanes, AVX-512F: 16 lanes; the AVX512_BF16 level adds its own bf16 roundings); only the f16
+// conversions, the streaming stores and the level's operations (Ops: the widening loads, min / max,
+// the exponent scaling, the narrowing; see "the levels' operations") use intrinsics. Helpers called
+// from the target functions are always_inline and use no intrinsics (the operations carry their
+// level's target attribute), so that no copy of them compiled for a wider ISA can be merged into
+// baseline code by the linker.
 #include "cpu/simd.h"
 
 #include <algorithm>
@@ -64,21 +66,125 @@ WICK_INLINE void store(void* p, const V& v) {
   __builtin_memcpy(p, &v, sizeof(V));
 }
 
+// ---- the levels' operations ------------------------------------------------------------------
+// Per level (Ops: OpsBase here; OpsAvx2, OpsAvx512 and OpsAvx512Bf16 with the level kernels below),
+// the operations that the generic vector code cannot express or that GCC 12 compiles poorly: a fused
+// multiply-add (the baseline has no FMA instruction: std::fma a lane), the square root and PMULUDQ
+// (each 64-bit lane's product of the low halves of a and b) of the random kernels; min / max as
+// x86's MINPS / MAXPS (a < b ? a : b, a > b ? a : b: b where either is NaN); scale(e, n) = e * 2^n
+// for an integer n in [-150, 128] and e in [0.5, 2), rounded once (only a subnormal result
+// rounds); narrow, the low 16 bits of each 32-bit lane; to_bf16, bf16::from_f32 of each lane; and
+// bf16, the widening load of W bf16 values. Each gives the same bits at every level.
+//
+// Note [Vector exp and bf16 operations]
+// The exponentials (exp_v, in exp, sigmoid, silu, gelu and softmax's exp_sum16) and the bf16
+// conversions ran as generic vector code at every level, and GCC 12 compiled parts of them poorly
+// at 16 lanes: exp's clamps as a compare and a masked move each instead of one MINPS / MAXPS, its
+// scaling by 2^n as nine integer and float operations (two powers of two built from n), the
+// narrowing of 16 lanes to 16 bits as two 8-lane packs and a permute, and the widening load as
+// four shuffles. At AVX-512 the scaling is now one VSCALEFPS (e * 2^n rounded once, as the two
+// exact powers give it: the same bits), the clamps one instruction each (all levels), the
+// narrowing one VPMOVDW and the widening one VPMOVZXWD; exp went from 38 vector instructions per 16
+// lanes to 26. At Avx512Bf16 and Amx, VCVTNEPS2BF16 rounds to bf16 (its rounding and NaN the same
+// as bf16::from_f32; subnormal inputs, which it flushes, are rounded as below it, in a branch).
+// bf16 arithmetic (add, sub, mul, div) and the bf16 exponentials run as one pass that widens,
+// computes in f32 and rounds (arith_bf16, unary_bf16), where they went through f32 buffers in
+// blocks of 512 (two or three passes, and the arithmetic itself in baseline SSE code). One core,
+// data in L1, ns per element, before -> after:
+//   Zen 4 (AVX512_BF16)        exp 0.440 -> 0.321, exp_sum16 0.488 -> 0.370, silu 0.517 -> 0.390;
+//                              f32 -> bf16 0.125 -> 0.087 (AVX-512F) -> 0.059 (VCVTNEPS2BF16);
+//                              bf16 -> f32 0.046 -> 0.034; bf16 add in blocks 0.213, in one pass 0.121
+//   the GPU machine's Xeon     f32 -> bf16 0.157-0.160 (AVX-512F) -> 0.099-0.105 (VCVTNEPS2BF16);
+//   (Amx)                      bf16 add in blocks 0.414-0.427, in one pass 0.166-0.170; bf16 silu in
+//                              blocks 1.01-1.06, in one pass 0.95-0.99
+// On Zen 4 the one-pass silu is the slower (0.53 against 0.50; two vectors a step in unary_v took
+// it from 0.625 to 0.585 at AVX-512F); it is kept for the Xeon. The ops on the Xeon, 16 threads,
+// `wick bench --llm`'s shapes, two runs of three rounds (medians of 500 calls) alternating with the
+// build before and with torch 2.11, ms: softmax [32, 128, 128] bf16 0.073-0.094 -> 0.057-0.081
+// (with Note [Softmax rows]' multiplication; torch 0.058-0.078), add [128, 2048] bf16 0.027-0.034
+// -> 0.012-0.016 (torch 0.027-0.033), silu of [128, 8192] in [128, 16384] bf16 0.109-0.150 ->
+// 0.079-0.105 (torch 0.100-0.118).
+
+// e * 2^n as two exact powers of two (n = a + b, each half a normal power): e * 2^a is exact, the
+// second product rounds once, where the result is subnormal.
+template <int W>
+WICK_INLINE typename Vec<W>::F scale_by_two_powers(const typename Vec<W>::F& e, const typename Vec<W>::F& n) {
+  using F = typename Vec<W>::F;
+  using I = typename Vec<W>::I;
+  using U = typename Vec<W>::U;
+  // (A NaN lane converts to some integer; its e is NaN, so the scale does not matter. The scale is
+  // built in unsigned arithmetic, which wraps rather than overflows for such a lane.)
+  const I ni = __builtin_convertvector(n, I);
+  const I a = ni >> 1, b = ni - a;
+  const F sa = reinterpret_cast<F>((reinterpret_cast<U>(a) + 127u) << 23);
+  const F sb = reinterpret_cast<F>((reinterpret_cast<U>(b) + 127u) << 23);
+  return e * sa * sb;
+}
+
+// bf16::from_f32 of each lane (Ops::to_bf16 below the AVX512_BF16 level): round to nearest even on
+// the dropped 16 bits (a carry into the exponent gives inf when due); NaN keeps its top bits with
+// the quiet bit set.
+template <int W, class Ops>
+WICK_INLINE typename Vec<W>::H round_bf16_v(const typename Vec<W>::F& x, const Ops& ops) {
+  using U = typename Vec<W>::U;
+  const U u = reinterpret_cast<U>(x);
+  const U r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  const U q = (u >> 16) | 0x40u;
+  return ops.narrow((u & 0x7fffffffu) > 0x7f800000u ? q : r);
+}
+
+// The widening load of W bf16 values (OpsBase::bf16, and the matrix-vector kernels' at 4 lanes).
+template <int W>
+struct LoadBf16 {
+  WICK_INLINE typename Vec<W>::F operator()(const uint16_t* p) const {
+    using U = typename Vec<W>::U;
+    return reinterpret_cast<typename Vec<W>::F>(__builtin_convertvector(load<typename Vec<W>::H>(p), U) << 16);
+  }
+};
+
+struct OpsBase {
+  using F = Vec<4>::F;
+  F fma(const F& a, const F& b, const F& c) const {
+    F r;
+    for (int l = 0; l < 4; ++l) r[l] = std::fma(a[l], b[l], c[l]);
+    return r;
+  }
+  F sqrt(const F& x) const {
+    F r;
+    for (int l = 0; l < 4; ++l) r[l] = std::sqrt(x[l]);
+    return r;
+  }
+  Vec<4>::Q mul_even(const Vec<4>::Q& a, const Vec<4>::Q& b) const {
+#ifdef WICK_SIMD_X86
+    return reinterpret_cast<Vec<4>::Q>(_mm_mul_epu32(reinterpret_cast<__m128i>(a), reinterpret_cast<__m128i>(b)));
+#else
+    return (a & 0xffffffffu) * (b & 0xffffffffu);
+#endif
+  }
+#ifdef WICK_SIMD_X86
+  F min(const F& a, const F& b) const { return _mm_min_ps(a, b); }
+  F max(const F& a, const F& b) const { return _mm_max_ps(a, b); }
+#else
+  F min(const F& a, const F& b) const { return a < b ? a : b; }
+  F max(const F& a, const F& b) const { return a > b ? a : b; }
+#endif
+  F scale(const F& e, const F& n) const { return scale_by_two_powers<4>(e, n); }
+  Vec<4>::H narrow(const Vec<4>::U& u) const { return __builtin_convertvector(u, Vec<4>::H); }
+  Vec<4>::H to_bf16(const F& x) const { return round_bf16_v<4>(x, *this); }
+  F bf16(const uint16_t* p) const { return LoadBf16<4>{}(p); }
+};
+
 // ---- exp -------------------------------------------------------------------------------------
 // exp(x) = 2^n e^r, n = round(x / ln 2), r = x - n ln 2 (ln 2 split in a part exact in f32 times
 // small n and a correction), e^r on |r| <= ln(2)/2 by the degree-7 polynomial 1 + r + r^2 P(r) of
-// Cephes' expf. 2^n is applied as two exact powers of two, so that results between the largest
-// f32 and the smallest subnormal come out right, with one rounding in the subnormal range.
-template <int W>
-WICK_INLINE typename Vec<W>::F exp_v(const typename Vec<W>::F& x_in) {
+// Cephes' expf. 2^n is applied exactly, with one rounding in the subnormal range (the level's
+// Ops::scale), so that results between the largest f32 and the smallest subnormal come out right.
+template <int W, class Ops>
+WICK_INLINE typename Vec<W>::F exp_v(const typename Vec<W>::F& x_in, const Ops& ops) {
   using F = typename Vec<W>::F;
-  using I = typename Vec<W>::I;
   // Beyond these, the result is inf or 0 anyway; clamping keeps n small. NaN passes through the
-  // comparisons unclamped (both are false) and propagates through the arithmetic.
-  const F hi = F{} + 89.0f, lo = F{} - 104.0f;
-  F x = x_in;
-  x = x > hi ? hi : x;
-  x = x < lo ? lo : x;
+  // clamps (Ops::min / max return their second operand then) and propagates through the arithmetic.
+  const F x = ops.max(F{} - 104.0f, ops.min(F{} + 89.0f, x_in));
   const F shifter = F{} + 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
   F n = x * 1.44269504088896341f + shifter;
   n = n - shifter;
@@ -91,47 +197,52 @@ WICK_INLINE typename Vec<W>::F exp_v(const typename Vec<W>::F& x_in) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   const F r2 = r * r;
-  F e = r2 * p + r + 1.0f;
-  // n in [-150, 129]: split into halves a + b, each giving a normal power of two.
-  // (A NaN lane converts to some integer; its e is NaN, so the scale does not matter. The scale
-  // is built in unsigned arithmetic, which wraps rather than overflows for such a lane.)
-  using U = typename Vec<W>::U;
-  const I ni = __builtin_convertvector(n, I);
-  const I a = ni >> 1, b = ni - a;
-  const F sa = reinterpret_cast<F>((reinterpret_cast<U>(a) + 127u) << 23);
-  const F sb = reinterpret_cast<F>((reinterpret_cast<U>(b) + 127u) << 23);
-  return e * sa * sb;
+  return ops.scale(r2 * p + r + 1.0f, n);  // n in [-150, 128]
 }
 
-// x / (1 + exp(-k * g(x))) with g the identity (sigmoid numerator 1, silu x) or the gelu cubic.
-enum class Act { Sigmoid, Silu, Gelu };
-
-template <int W, Act A>
-WICK_INLINE typename Vec<W>::F act_v(const typename Vec<W>::F& x) {
+// exp(x) (Unary::Exp), or x / (1 + exp(-k * g(x))) with g the identity (sigmoid numerator 1, silu
+// x) or the gelu cubic.
+template <int W, Unary A, class Ops>
+WICK_INLINE typename Vec<W>::F act_v(const typename Vec<W>::F& x, const Ops& ops) {
   using F = typename Vec<W>::F;
-  if constexpr (A == Act::Gelu) {
+  if constexpr (A == Unary::Exp) {
+    return exp_v<W>(x, ops);
+  } else if constexpr (A == Unary::Gelu) {
     const F z = (x + 0.044715f * x * x * x) * -1.59576912160573071176f;
-    return x / (exp_v<W>(z) + 1.0f);
-  } else if constexpr (A == Act::Silu) {
-    return x / (exp_v<W>(-x) + 1.0f);
+    return x / (exp_v<W>(z, ops) + 1.0f);
+  } else if constexpr (A == Unary::Silu) {
+    return x / (exp_v<W>(-x, ops) + 1.0f);
   } else {
-    return (F{} + 1.0f) / (exp_v<W>(-x) + 1.0f);
+    return (F{} + 1.0f) / (exp_v<W>(-x, ops) + 1.0f);
   }
 }
 
-// Runs f over whole vectors, then the tail through a zero-padded vector (the same arithmetic for
-// every element, wherever it sits).
+// Runs f over whole vectors of W elements of T, each loaded by ld (to f32 lanes) and stored by st,
+// then the tail through a zero-padded vector (the same arithmetic for every element, wherever it
+// sits).
+template <int W, class T, class F, class Ld, class St>
+WICK_INLINE void unary_v(const T* in, T* out, int64_t n, F f, Ld ld, St st) {
+  int64_t i = 0;
+  for (; i + 2 * W <= n; i += 2 * W) {
+    const auto a = f(ld(in + i)), b = f(ld(in + i + W));
+    st(out + i, a);
+    st(out + i + W, b);
+  }
+  for (; i + W <= n; i += W) st(out + i, f(ld(in + i)));
+  if (i < n) {
+    T buf[W] = {};
+    __builtin_memcpy(buf, in + i, static_cast<size_t>(n - i) * sizeof(T));
+    st(buf, f(ld(buf)));
+    __builtin_memcpy(out + i, buf, static_cast<size_t>(n - i) * sizeof(T));
+  }
+}
+
 template <int W, class F>
 WICK_INLINE void unary_f32(const float* in, float* out, int64_t n, F f) {
   using V = typename Vec<W>::F;
-  int64_t i = 0;
-  for (; i + W <= n; i += W) store(out + i, f(load<V>(in + i)));
-  if (i < n) {
-    float buf[W] = {};
-    __builtin_memcpy(buf, in + i, static_cast<size_t>(n - i) * 4);
-    store(buf, f(load<V>(buf)));
-    __builtin_memcpy(out + i, buf, static_cast<size_t>(n - i) * 4);
-  }
+  unary_v<W>(
+      in, out, n, f, [](const float* p) __attribute__((always_inline)) { return load<V>(p); },
+      [](float* p, const V& v) __attribute__((always_inline)) { store(p, v); });
 }
 
 // ---- row helpers -----------------------------------------------------------------------------
@@ -221,7 +332,10 @@ WICK_INLINE float minmax_v(const float* x, int64_t n) {
 
 // The sum of n terms in 16 lanes as 16 / W vectors, so that every width adds in the same order:
 // lane l adds terms l, l + 16, ..., the lanes are added in halves (8, 4, 2, 1), then the terms past
-// the last 16 one by one. vec(i) gives the W terms from i, one(i) term i.
+// the last 16 one by one. vec(i) gives the W terms from i, one(i) term i. The halves were added
+// through memory, a scalar add each, before fold_lanes took them (as max_f32's, Note [Vector min /
+// max]): exp_sum16_f32 over rows of 128 on one Zen 4 core 0.438 -> 0.421 ns an element, bf16
+// softmax [32, 128, 128] 0.373 -> 0.357 ms.
 template <int W, class Vec16, class One>
 WICK_INLINE float lanes16_v(int64_t n, Vec16 vec, One one) {
   using F = typename Vec<W>::F;
@@ -230,13 +344,15 @@ WICK_INLINE float lanes16_v(int64_t n, Vec16 vec, One one) {
   int64_t i = 0;
   for (; i + 16 <= n; i += 16)
     for (int v = 0; v < kV; ++v) acc[v] += vec(i + v * W);
-  float lane[16];
-  for (int v = 0; v < kV; ++v) store(lane + v * W, acc[v]);
   float tail = 0;
   for (; i < n; ++i) tail += one(i);
-  for (int w = 8; w > 0; w /= 2)
-    for (int l = 0; l < w; ++l) lane[l] += lane[l + w];
-  return lane[0] + tail;
+  // The halves: those above W as whole vectors, then W's lanes by shuffles (fold_lanes: lane l
+  // takes lane l + H, the same sums as lane[l] += lane[l + H]).
+  for (int v = kV / 2; v >= 1; v /= 2)
+    for (int u = 0; u < v; ++u) acc[u] += acc[u + v];
+  fold_lanes<W>(
+      acc[0], [](const F& a, const F& b) __attribute__((always_inline)) { return a + b; });
+  return acc[0][0] + tail;
 }
 
 // The sum of x in lanes16_v's order.
@@ -266,10 +382,10 @@ WICK_INLINE float sumsq16_v(const float* x, int64_t n, float shift) {
 
 // out[i] = exp(in[i] + shift) (exp_v of the f32 sum), returning their sum in sum16_v's order, each
 // 16 summed while in registers (Note [Softmax rows] in norm.cpp).
-template <int W>
-WICK_INLINE float exp_sum16_v(const float* in, float* out, int64_t n, float shift) {
+template <int W, class Ops>
+WICK_INLINE float exp_sum16_v(const float* in, float* out, int64_t n, float shift, const Ops& ops) {
   using F = typename Vec<W>::F;
-  auto f = [shift](const F& x) __attribute__((always_inline)) { return exp_v<W>(x + shift); };
+  auto f = [&](const F& x) __attribute__((always_inline)) { return exp_v<W>(x + shift, ops); };
   const int64_t body = n / 16 * 16;
   unary_f32<W>(in + body, out + body, n - body, f);  // the tail, which lanes16_v adds from out
   return lanes16_v<W>(
@@ -301,12 +417,12 @@ WICK_INLINE void norm_v(const float* in, float* out, int64_t n, float shift, flo
 }
 
 template <int W>
-WICK_INLINE void div_v(float* x, int64_t n, float d) {
+WICK_INLINE void scale_v(float* x, int64_t n, float s) {
   using F = typename Vec<W>::F;
-  const F dv = F{} + d;
+  const F sv = F{} + s;
   int64_t i = 0;
-  for (; i + W <= n; i += W) store(x + i, load<F>(x + i) / dv);
-  for (; i < n; ++i) x[i] /= d;
+  for (; i + W <= n; i += W) store(x + i, load<F>(x + i) * sv);
+  for (; i < n; ++i) x[i] *= s;
 }
 
 // ---- fill ------------------------------------------------------------------------------------
@@ -367,37 +483,78 @@ constexpr StreamBody kStreamBase = nullptr;
 #endif
 
 // ---- bf16 ------------------------------------------------------------------------------------
-// Round to nearest even on the dropped 16 bits (a carry into the exponent gives inf when due); NaN
-// keeps its top bits with the quiet bit set. As bf16::from_f32.
-template <int W>
-WICK_INLINE void f32_to_bf16_v(const float* in, uint16_t* out, int64_t n) {
-  using U = typename Vec<W>::U;
-  using H = typename Vec<W>::H;
-  auto cvt = [](const U& u) {
-    const U r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-    const U q = (u >> 16) | 0x40u;
-    return __builtin_convertvector((u & 0x7fffffffu) > 0x7f800000u ? q : r, H);
-  };
+// The conversions, and the kernels that widen bf16, compute in f32 and round once in one pass (Note
+// [Vector exp and bf16 operations]); Ops::to_bf16 gives bf16::from_f32's bits at every level.
+
+template <int W, class Ops>
+WICK_INLINE void f32_to_bf16_v(const float* in, uint16_t* out, int64_t n, const Ops& ops) {
   int64_t i = 0;
-  for (; i + W <= n; i += W) store(out + i, cvt(load<U>(in + i)));
-  for (; i < n; ++i) {
-    uint32_t u;
-    __builtin_memcpy(&u, in + i, 4);
-    out[i] = (u & 0x7fffffffu) > 0x7f800000u ? static_cast<uint16_t>((u >> 16) | 0x40u)
-                                               : static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  for (; i + W <= n; i += W) store(out + i, ops.to_bf16(load<typename Vec<W>::F>(in + i)));
+  for (; i < n; ++i) out[i] = bf16::from_f32(in[i]);
+}
+
+// Kernels::arith_bf16 with f on W lanes, and one lane at a time for the tail: one pass that widens,
+// computes and rounds, the stride of each operand (1 or 0) a constant of its loop.
+template <int W, class Op, class Ops>
+WICK_INLINE void arith_bf16_v(Op f, const uint16_t* x, int64_t sx, const uint16_t* y, int64_t sy, uint16_t* out,
+                              int64_t n, const Ops& ops) {
+  using F = typename Vec<W>::F;
+  const float x0 = bf16::to_f32(x[0]), y0 = bf16::to_f32(y[0]);
+  auto run = [&]<bool kX, bool kY>() __attribute__((always_inline)) {
+    const F xs = F{} + x0, ys = F{} + y0;
+    int64_t i = 0;
+    for (; i + W <= n; i += W) store(out + i, ops.to_bf16(f(kX ? ops.bf16(x + i) : xs, kY ? ops.bf16(y + i) : ys)));
+    for (; i < n; ++i) out[i] = bf16::from_f32(f(kX ? bf16::to_f32(x[i]) : x0, kY ? bf16::to_f32(y[i]) : y0));
+  };
+  if (sx == 1 && sy == 1) return run.template operator()<true, true>();
+  if (sx == 1) return run.template operator()<true, false>();
+  if (sy == 1) return run.template operator()<false, true>();
+  run.template operator()<false, false>();
+}
+
+template <int W, class Ops>
+WICK_INLINE void arith_bf16_op_v(Arith op, const uint16_t* x, int64_t sx, const uint16_t* y, int64_t sy, uint16_t* out,
+                                 int64_t n, const Ops& ops) {
+  if (n <= 0) return;
+  // The one IEEE operation of ew::Add, Sub, Mul and Div on floats (elementwise_math.h), written
+  // here as always_inline lambdas: GCC would compile the functors out of line for vector types.
+  auto go = [&](auto f) __attribute__((always_inline)) { arith_bf16_v<W>(f, x, sx, y, sy, out, n, ops); };
+  switch (op) {
+    case Arith::Add:
+      return go([](auto a, auto b) __attribute__((always_inline)) { return a + b; });
+    case Arith::Sub:
+      return go([](auto a, auto b) __attribute__((always_inline)) { return a - b; });
+    case Arith::Mul:
+      return go([](auto a, auto b) __attribute__((always_inline)) { return a * b; });
+    case Arith::Div:
+      return go([](auto a, auto b) __attribute__((always_inline)) { return a / b; });
   }
 }
 
-template <int W>
-WICK_INLINE void bf16_to_f32_v(const uint16_t* in, float* out, int64_t n) {
-  using U = typename Vec<W>::U;
-  using H = typename Vec<W>::H;
-  int64_t i = 0;
-  for (; i + W <= n; i += W) store(out + i, __builtin_convertvector(load<H>(in + i), U) << 16);
-  for (; i < n; ++i) {
-    const uint32_t u = static_cast<uint32_t>(in[i]) << 16;
-    __builtin_memcpy(out + i, &u, 4);
+// Kernels::unary_bf16: act_v over bf16 values, widened and rounded in the same pass.
+template <int W, class Ops>
+WICK_INLINE void unary_bf16_v(Unary op, const uint16_t* in, uint16_t* out, int64_t n, const Ops& ops) {
+  using F = typename Vec<W>::F;
+  auto ld = [&](const uint16_t* p) __attribute__((always_inline)) { return ops.bf16(p); };
+  auto st = [&](uint16_t* const p, const F& v) __attribute__((always_inline)) { store(p, ops.to_bf16(v)); };
+  auto go = [&](auto f) __attribute__((always_inline)) { unary_v<W>(in, out, n, f, ld, st); };
+  switch (op) {
+    case Unary::Exp:
+      return go([&](const F& x) __attribute__((always_inline)) { return act_v<W, Unary::Exp>(x, ops); });
+    case Unary::Sigmoid:
+      return go([&](const F& x) __attribute__((always_inline)) { return act_v<W, Unary::Sigmoid>(x, ops); });
+    case Unary::Silu:
+      return go([&](const F& x) __attribute__((always_inline)) { return act_v<W, Unary::Silu>(x, ops); });
+    case Unary::Gelu:
+      return go([&](const F& x) __attribute__((always_inline)) { return act_v<W, Unary::Gelu>(x, ops); });
   }
+}
+
+template <int W, class Ops>
+WICK_INLINE void bf16_to_f32_v(const uint16_t* in, float* out, int64_t n, const Ops& ops) {
+  int64_t i = 0;
+  for (; i + W <= n; i += W) store(out + i, ops.bf16(in + i));
+  for (; i < n; ++i) out[i] = bf16::to_f32(in[i]);
 }
 
 // ---- random numbers --------------------------------------------------------------------------
@@ -420,28 +577,6 @@ WICK_INLINE void bf16_to_f32_v(const uint16_t* in, float* out, int64_t n) {
 // (scalar philox.h per block, libm's logf / sinf / cosf): rand f32 of 2^24 elements 11.96-12.49 ->
 // 1.49-1.68 ms, randn 26.9-27.2 -> 2.81-2.93 ms (torch 161 and 152 ms in a run beside it). They
 // stay bound by arithmetic (the ten rounds, Box-Muller), not by memory (0.41 ms at 164 GB/s).
-
-// Per level: a fused multiply-add, the square root and PMULUDQ (each 64-bit lane's product of the
-// low halves of a and b) over W lanes. The baseline has no FMA instruction: std::fma a lane.
-struct RandOpsBase {
-  Vec<4>::F fma(const Vec<4>::F& a, const Vec<4>::F& b, const Vec<4>::F& c) const {
-    Vec<4>::F r;
-    for (int l = 0; l < 4; ++l) r[l] = std::fma(a[l], b[l], c[l]);
-    return r;
-  }
-  Vec<4>::F sqrt(const Vec<4>::F& x) const {
-    Vec<4>::F r;
-    for (int l = 0; l < 4; ++l) r[l] = std::sqrt(x[l]);
-    return r;
-  }
-  Vec<4>::Q mul_even(const Vec<4>::Q& a, const Vec<4>::Q& b) const {
-#ifdef WICK_SIMD_X86
-    return reinterpret_cast<Vec<4>::Q>(_mm_mul_epu32(reinterpret_cast<__m128i>(a), reinterpret_cast<__m128i>(b)));
-#else
-    return (a & 0xffffffffu) * (b & 0xffffffffu);
-#endif
-  }
-};
 
 // Lanes [H * N / 2, H * N / 2 + N / 2) of x and y interleaved: x's first, then y's, lane by lane.
 template <int N, int H, class X, std::size_t... I>
@@ -846,14 +981,7 @@ constexpr int kDotVecs = W == 16  ? 4
 template <int W>
 constexpr int kAxpyVecs = W == 16 ? 2 : 1;
 
-// Widening loads of W elements, and the scalar widening of one, for the generic formats.
-template <int W>
-struct LoadBf16 {
-  WICK_INLINE typename Vec<W>::F operator()(const uint16_t* p) const {
-    using U = typename Vec<W>::U;
-    return reinterpret_cast<typename Vec<W>::F>(__builtin_convertvector(load<typename Vec<W>::H>(p), U) << 16);
-  }
-};
+// The scalar widening of one element, for the generic formats.
 struct ScalarBf16 {
   WICK_INLINE float operator()(uint16_t h) const {
     const uint32_t u = static_cast<uint32_t>(h) << 16;
@@ -888,34 +1016,53 @@ struct LoadF16Base {
     axpy_rows_v<W, kAxpyVecs<W>>(a, lda, rows, k, x, ldx, nv, out, ldo, LOAD{}, SCALAR{});                           \
   }
 
-// ---- the three levels ------------------------------------------------------------------------
+// ---- the levels ------------------------------------------------------------------------------
+
+// The kernels that round to bf16 at W lanes, with the level's Ops::to_bf16 (WICK_SIMD_LEVEL's, and
+// those of the AVX512_BF16 level).
+#define WICK_BF16_KERNELS(suffix, W, ATTR, OPS)                                                                      \
+  ATTR __attribute__((flatten)) void unary_bf16_##suffix(Unary op, const uint16_t* in, uint16_t* out, int64_t n) {   \
+    unary_bf16_v<W>(op, in, out, n, OPS{});                                                                          \
+  }                                                                                                                  \
+  ATTR __attribute__((flatten)) void f32_to_bf16_##suffix(const float* in, uint16_t* out, int64_t n) {               \
+    f32_to_bf16_v<W>(in, out, n, OPS{});                                                                             \
+  }                                                                                                                  \
+  ATTR __attribute__((flatten)) void arith_bf16_##suffix(Arith op, const uint16_t* x, int64_t sx, const uint16_t* y, \
+                                                         int64_t sy, uint16_t* out, int64_t n) {                     \
+    arith_bf16_op_v<W>(op, x, sx, y, sy, out, n, OPS{});                                                             \
+  }
 
 #define WICK_SIMD_LEVEL(suffix, W, ATTR, OPS)                                                                          \
-  ATTR void exp_##suffix(const float* in, float* out, int64_t n) {                                                     \
+  WICK_BF16_KERNELS(suffix, W, ATTR, OPS)                                                                              \
+  ATTR __attribute__((flatten)) void exp_##suffix(const float* in, float* out, int64_t n) {                            \
     unary_f32<W>(                                                                                                      \
-        in, out, n, [](const Vec<W>::F& x) __attribute__((always_inline)) { return exp_v<W>(x); });                    \
+        in, out, n, [](const Vec<W>::F& x) __attribute__((always_inline)) { return act_v<W, Unary::Exp>(x, OPS{}); }); \
   }                                                                                                                    \
-  ATTR void sigmoid_##suffix(const float* in, float* out, int64_t n) {                                                 \
+  ATTR __attribute__((flatten)) void sigmoid_##suffix(const float* in, float* out, int64_t n) {                        \
     unary_f32<W>(                                                                                                      \
-        in, out, n, [](const Vec<W>::F& x) __attribute__((always_inline)) { return act_v<W, Act::Sigmoid>(x); });      \
+        in, out, n,                                                                                                    \
+        [](const Vec<W>::F& x) __attribute__((always_inline)) { return act_v<W, Unary::Sigmoid>(x, OPS{}); });         \
   }                                                                                                                    \
-  ATTR void silu_##suffix(const float* in, float* out, int64_t n) {                                                    \
+  ATTR __attribute__((flatten)) void silu_##suffix(const float* in, float* out, int64_t n) {                           \
     unary_f32<W>(                                                                                                      \
-        in, out, n, [](const Vec<W>::F& x) __attribute__((always_inline)) { return act_v<W, Act::Silu>(x); });         \
+        in, out, n,                                                                                                    \
+        [](const Vec<W>::F& x) __attribute__((always_inline)) { return act_v<W, Unary::Silu>(x, OPS{}); });            \
   }                                                                                                                    \
-  ATTR void gelu_##suffix(const float* in, float* out, int64_t n) {                                                    \
+  ATTR __attribute__((flatten)) void gelu_##suffix(const float* in, float* out, int64_t n) {                           \
     unary_f32<W>(                                                                                                      \
-        in, out, n, [](const Vec<W>::F& x) __attribute__((always_inline)) { return act_v<W, Act::Gelu>(x); });         \
+        in, out, n,                                                                                                    \
+        [](const Vec<W>::F& x) __attribute__((always_inline)) { return act_v<W, Unary::Gelu>(x, OPS{}); });            \
   }                                                                                                                    \
-  ATTR void f32_to_bf16_##suffix(const float* in, uint16_t* out, int64_t n) { f32_to_bf16_v<W>(in, out, n); }          \
-  ATTR void bf16_to_f32_##suffix(const uint16_t* in, float* out, int64_t n) { bf16_to_f32_v<W>(in, out, n); }          \
+  ATTR __attribute__((flatten)) void bf16_to_f32_##suffix(const uint16_t* in, float* out, int64_t n) {                 \
+    bf16_to_f32_v<W>(in, out, n, OPS{});                                                                               \
+  }                                                                                                                    \
   ATTR float max_##suffix(const float* x, int64_t n) { return minmax_v<W, true>(x, n); }                               \
   ATTR float min_##suffix(const float* x, int64_t n) { return minmax_v<W, false>(x, n); }                              \
   ATTR float sum16_##suffix(const float* x, int64_t n) { return sum16_v<W>(x, n); }                                    \
-  ATTR float exp_sum16_##suffix(const float* in, float* out, int64_t n, float shift) {                                 \
-    return exp_sum16_v<W>(in, out, n, shift);                                                                          \
+  ATTR __attribute__((flatten)) float exp_sum16_##suffix(const float* in, float* out, int64_t n, float shift) {        \
+    return exp_sum16_v<W>(in, out, n, shift, OPS{});                                                                   \
   }                                                                                                                    \
-  ATTR void div_##suffix(float* x, int64_t n, float d) { div_v<W>(x, n, d); }                                          \
+  ATTR void scale_##suffix(float* x, int64_t n, float s) { scale_v<W>(x, n, s); }                                      \
   ATTR float sumsq16_##suffix(const float* x, int64_t n, float shift) { return sumsq16_v<W>(x, n, shift); }            \
   ATTR void norm_##suffix(const float* in, float* out, int64_t n, float shift, float s, const float* w,                \
                           const float* b) {                                                                            \
@@ -940,7 +1087,7 @@ struct LoadF16Base {
     transpose_v<Vec<W>::Q, W / 2>(src, lds, dst, ldd, rows, cols);                                                     \
   }
 
-WICK_SIMD_LEVEL(base, 4, , RandOpsBase)
+WICK_SIMD_LEVEL(base, 4, , OpsBase)
 
 void fill_base(void* dst, int64_t nbytes, uint64_t pattern, bool stream) {
   fill_v<4>(dst, nbytes, pattern, stream ? kStreamBase : nullptr);
@@ -958,37 +1105,86 @@ WICK_DOT(uint16_t, f16_base, 4, , LoadF16Base, ScalarF16)
 WICK_DOT(float, f32_base, 4, , LoadF32<4>, ScalarF32)
 
 constexpr Kernels kBase{
-    f32_to_f16_base, f16_to_f32_base, f32_to_bf16_base, bf16_to_f32_base, exp_base,       sigmoid_base,   silu_base,
-    gelu_base,       max_base,        min_base,         sum16_base,       exp_sum16_base, div_base,       sumsq16_base,
-    norm_base,       fill_base,       dot_bf16_base,    dot_f16_base,     dot_f32_base,   axpy_bf16_base, axpy_f16_base,
-    axpy_f32_base,   philox_base,     uniform_base,     normal_base,      transpose_base};
+    f32_to_f16_base, f16_to_f32_base, f32_to_bf16_base, bf16_to_f32_base, exp_base,       sigmoid_base, silu_base,
+    gelu_base,       max_base,        min_base,         sum16_base,       exp_sum16_base, scale_base,   sumsq16_base,
+    norm_base,       unary_bf16_base, arith_bf16_base,  fill_base,        dot_bf16_base,  dot_f16_base, dot_f32_base,
+    axpy_bf16_base,  axpy_f16_base,   axpy_f32_base,    philox_base,      uniform_base,   normal_base,  transpose_base};
 
 #ifdef WICK_SIMD_X86
 #define WICK_AVX2 __attribute__((target("avx2,fma,f16c")))
 #define WICK_AVX512 __attribute__((target("avx512f,avx2,fma,f16c")))
 
-// The random kernels' operations at 8 and 16 lanes (RandOpsBase).
-struct RandOpsAvx2 {
-  WICK_AVX2 Vec<8>::F fma(const Vec<8>::F& a, const Vec<8>::F& b, const Vec<8>::F& c) const {
-    return _mm256_fmadd_ps(a, b, c);
-  }
-  WICK_AVX2 Vec<8>::F sqrt(const Vec<8>::F& x) const { return _mm256_sqrt_ps(x); }
-  WICK_AVX2 Vec<8>::Q mul_even(const Vec<8>::Q& a, const Vec<8>::Q& b) const {
-    return reinterpret_cast<Vec<8>::Q>(_mm256_mul_epu32(reinterpret_cast<__m256i>(a), reinterpret_cast<__m256i>(b)));
+// The widening loads above the baseline (Ops::bf16, and the matrix-vector kernels' Load): bf16 by a
+// zero extension and a shift (GCC 12 compiles the generic LoadBf16 at 8 and 16 lanes into several
+// shuffles a vector), f16 (LoadF16Avx2 / Avx512 below) through F16C / AVX-512F. Like the Ops they
+// carry their level's target and are not always_inline (an always_inline call is checked in the
+// generic code itself, which has no target); the kernels (flatten) inline them.
+struct LoadBf16Avx2 {
+  WICK_AVX2 Vec<8>::F operator()(const uint16_t* p) const {
+    return _mm256_castsi256_ps(
+        _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))), 16));
   }
 };
-struct RandOpsAvx512 {
-  WICK_AVX512 Vec<16>::F fma(const Vec<16>::F& a, const Vec<16>::F& b, const Vec<16>::F& c) const {
-    return _mm512_fmadd_ps(a, b, c);
-  }
-  WICK_AVX512 Vec<16>::F sqrt(const Vec<16>::F& x) const { return _mm512_sqrt_ps(x); }
-  WICK_AVX512 Vec<16>::Q mul_even(const Vec<16>::Q& a, const Vec<16>::Q& b) const {
-    return reinterpret_cast<Vec<16>::Q>(_mm512_mul_epu32(reinterpret_cast<__m512i>(a), reinterpret_cast<__m512i>(b)));
+struct LoadBf16Avx512 {
+  WICK_AVX512 Vec<16>::F operator()(const uint16_t* p) const {
+    return _mm512_castsi512_ps(
+        _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16));
   }
 };
 
-WICK_SIMD_LEVEL(avx2, 8, WICK_AVX2, RandOpsAvx2)
-WICK_SIMD_LEVEL(avx512, 16, WICK_AVX512, RandOpsAvx512)
+// The operations of OpsBase at 8 and 16 lanes.
+struct OpsAvx2 {
+  using F = Vec<8>::F;
+  WICK_AVX2 F fma(const F& a, const F& b, const F& c) const { return _mm256_fmadd_ps(a, b, c); }
+  WICK_AVX2 F sqrt(const F& x) const { return _mm256_sqrt_ps(x); }
+  WICK_AVX2 Vec<8>::Q mul_even(const Vec<8>::Q& a, const Vec<8>::Q& b) const {
+    return reinterpret_cast<Vec<8>::Q>(_mm256_mul_epu32(reinterpret_cast<__m256i>(a), reinterpret_cast<__m256i>(b)));
+  }
+  WICK_AVX2 F min(const F& a, const F& b) const { return _mm256_min_ps(a, b); }
+  WICK_AVX2 F max(const F& a, const F& b) const { return _mm256_max_ps(a, b); }
+  WICK_AVX2 F scale(const F& e, const F& n) const { return scale_by_two_powers<8>(e, n); }
+  WICK_AVX2 Vec<8>::H narrow(const Vec<8>::U& u) const { return __builtin_convertvector(u, Vec<8>::H); }
+  WICK_AVX2 Vec<8>::H to_bf16(const F& x) const { return round_bf16_v<8>(x, *this); }
+  WICK_AVX2 F bf16(const uint16_t* p) const { return LoadBf16Avx2{}(p); }
+};
+struct OpsAvx512 {
+  using F = Vec<16>::F;
+  WICK_AVX512 F fma(const F& a, const F& b, const F& c) const { return _mm512_fmadd_ps(a, b, c); }
+  WICK_AVX512 F sqrt(const F& x) const { return _mm512_sqrt_ps(x); }
+  WICK_AVX512 Vec<16>::Q mul_even(const Vec<16>::Q& a, const Vec<16>::Q& b) const {
+    return reinterpret_cast<Vec<16>::Q>(_mm512_mul_epu32(reinterpret_cast<__m512i>(a), reinterpret_cast<__m512i>(b)));
+  }
+  WICK_AVX512 F min(const F& a, const F& b) const { return _mm512_min_ps(a, b); }
+  WICK_AVX512 F max(const F& a, const F& b) const { return _mm512_max_ps(a, b); }
+  // VSCALEFPS: e * 2^floor(n), rounded once.
+  WICK_AVX512 F scale(const F& e, const F& n) const { return _mm512_scalef_ps(e, n); }
+  WICK_AVX512 Vec<16>::H narrow(const Vec<16>::U& u) const {
+    return reinterpret_cast<Vec<16>::H>(_mm512_cvtepi32_epi16(reinterpret_cast<__m512i>(u)));
+  }
+  WICK_AVX512 Vec<16>::H to_bf16(const F& x) const { return round_bf16_v<16>(x, *this); }
+  WICK_AVX512 F bf16(const uint16_t* p) const { return LoadBf16Avx512{}(p); }
+};
+
+WICK_SIMD_LEVEL(avx2, 8, WICK_AVX2, OpsAvx2)
+WICK_SIMD_LEVEL(avx512, 16, WICK_AVX512, OpsAvx512)
+
+// The AVX512_BF16 level (with BW and VL, as detect() requires): OpsAvx512's operations, bf16 rounded
+// by VCVTNEPS2BF16 (Note [Vector exp and bf16 operations]).
+#define WICK_AVX512BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,avx2,fma,f16c")))
+struct OpsAvx512Bf16 : OpsAvx512 {
+  // The instruction rounds to nearest even and quiets NaN as bf16::from_f32 does, but takes a
+  // subnormal input as zero (DAZ), whatever MXCSR says: lanes with a zero exponent and a nonzero
+  // mantissa are rounded as OpsAvx512 rounds them, in a branch that ordinary data never takes.
+  WICK_AVX512BF16 Vec<16>::H to_bf16(const F& x) const {
+    const __m512i u = reinterpret_cast<__m512i>(x);
+    __m256i h = reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(x));
+    const __mmask16 sub = _mm512_mask_test_epi32_mask(_mm512_testn_epi32_mask(u, _mm512_set1_epi32(0x7f800000)), u,
+                                                      _mm512_set1_epi32(0x007fffff));
+    if (sub != 0) h = _mm256_mask_blend_epi16(sub, h, reinterpret_cast<__m256i>(OpsAvx512::to_bf16(x)));
+    return reinterpret_cast<Vec<16>::H>(h);
+  }
+};
+WICK_BF16_KERNELS(avx512bf16, 16, WICK_AVX512BF16, OpsAvx512Bf16)
 
 WICK_AVX2 void stream_avx2(char* p, int64_t n, uint64_t q) {
   const __m256i v = _mm256_set1_epi64x(static_cast<long long>(q));
@@ -1038,23 +1234,7 @@ WICK_AVX512 void f16_to_f32_avx512(const uint16_t* in, float* out, int64_t n) {
   f16_to_f32_avx2(in + i, out + i, n - i);
 }
 
-// The matrix-vector kernels' widening loads above the baseline: bf16 by a zero extension and a
-// shift (GCC 12 compiles the generic LoadBf16 at 8 and 16 lanes into several shuffles a vector),
-// f16 through F16C / AVX-512F. They carry their level's target and are not always_inline (an
-// always_inline call is checked in dot_rows_v itself, which has no target); the kernels (flatten)
-// inline them once dot_rows_v / axpy_rows_v are inlined there.
-struct LoadBf16Avx2 {
-  WICK_AVX2 Vec<8>::F operator()(const uint16_t* p) const {
-    return _mm256_castsi256_ps(
-        _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))), 16));
-  }
-};
-struct LoadBf16Avx512 {
-  WICK_AVX512 Vec<16>::F operator()(const uint16_t* p) const {
-    return _mm512_castsi512_ps(
-        _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16));
-  }
-};
+// The f16 loads of the matrix-vector kernels (see LoadBf16Avx2).
 struct LoadF16Avx2 {
   WICK_AVX2 Vec<8>::F operator()(const uint16_t* p) const {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
@@ -1073,16 +1253,25 @@ WICK_DOT(uint16_t, f16_avx512, 16, WICK_AVX512, LoadF16Avx512, ScalarF16)
 WICK_DOT(float, f32_avx512, 16, WICK_AVX512, LoadF32<16>, ScalarF32)
 
 constexpr Kernels kAvx2{
-    f32_to_f16_avx2, f16_to_f32_avx2, f32_to_bf16_avx2, bf16_to_f32_avx2, exp_avx2,       sigmoid_avx2,   silu_avx2,
-    gelu_avx2,       max_avx2,        min_avx2,         sum16_avx2,       exp_sum16_avx2, div_avx2,       sumsq16_avx2,
-    norm_avx2,       fill_avx2,       dot_bf16_avx2,    dot_f16_avx2,     dot_f32_avx2,   axpy_bf16_avx2, axpy_f16_avx2,
-    axpy_f32_avx2,   philox_avx2,     uniform_avx2,     normal_avx2,      transpose_avx2};
-constexpr Kernels kAvx512{
-    f32_to_f16_avx512, f16_to_f32_avx512, f32_to_bf16_avx512, bf16_to_f32_avx512, exp_avx512,      sigmoid_avx512,
-    silu_avx512,       gelu_avx512,       max_avx512,         min_avx512,         sum16_avx512,    exp_sum16_avx512,
-    div_avx512,        sumsq16_avx512,    norm_avx512,        fill_avx512,        dot_bf16_avx512, dot_f16_avx512,
-    dot_f32_avx512,    axpy_bf16_avx512,  axpy_f16_avx512,    axpy_f32_avx512,    philox_avx512,   uniform_avx512,
-    normal_avx512,     transpose_avx512};
+    f32_to_f16_avx2, f16_to_f32_avx2, f32_to_bf16_avx2, bf16_to_f32_avx2, exp_avx2,       sigmoid_avx2, silu_avx2,
+    gelu_avx2,       max_avx2,        min_avx2,         sum16_avx2,       exp_sum16_avx2, scale_avx2,   sumsq16_avx2,
+    norm_avx2,       unary_bf16_avx2, arith_bf16_avx2,  fill_avx2,        dot_bf16_avx2,  dot_f16_avx2, dot_f32_avx2,
+    axpy_bf16_avx2,  axpy_f16_avx2,   axpy_f32_avx2,    philox_avx2,      uniform_avx2,   normal_avx2,  transpose_avx2};
+constexpr Kernels kAvx512{f32_to_f16_avx512, f16_to_f32_avx512, f32_to_bf16_avx512, bf16_to_f32_avx512, exp_avx512,
+                          sigmoid_avx512,    silu_avx512,       gelu_avx512,        max_avx512,         min_avx512,
+                          sum16_avx512,      exp_sum16_avx512,  scale_avx512,       sumsq16_avx512,     norm_avx512,
+                          unary_bf16_avx512, arith_bf16_avx512, fill_avx512,        dot_bf16_avx512,    dot_f16_avx512,
+                          dot_f32_avx512,    axpy_bf16_avx512,  axpy_f16_avx512,    axpy_f32_avx512,    philox_avx512,
+                          uniform_avx512,    normal_avx512,     transpose_avx512};
+
+// The Avx512Bf16 and Amx levels: the AVX-512F kernels, with the bf16 roundings of OpsAvx512Bf16.
+constexpr Kernels kAvx512Bf16 = [] {
+  Kernels k = kAvx512;
+  k.f32_to_bf16 = f32_to_bf16_avx512bf16;
+  k.unary_bf16 = unary_bf16_avx512bf16;
+  k.arith_bf16 = arith_bf16_avx512bf16;
+  return k;
+}();
 
 // Whether the AMX tiles can multiply bf16 here: AMX-TILE and AMX-BF16 (CPUID leaf 7, sub-leaf 0,
 // EDX bits 24 and 22), their state enabled by the OS (XCR0 bits 17 and 18, XTILECFG and
@@ -1178,7 +1367,8 @@ const Kernels& kernels(Isa isa) {
     throw UnsupportedError(std::string("[cpu simd] ") + isa_name(isa) + " kernels requested; this cpu supports " +
                            isa_name(detected()));
 #ifdef WICK_SIMD_X86
-  if (isa >= Isa::Avx512) return kAvx512;  // (Avx512Bf16 and Amx add only the bf16 GEMM of gemm_packed.cpp)
+  if (isa >= Isa::Avx512Bf16) return kAvx512Bf16;  // (and the bf16 GEMM of gemm_packed.cpp)
+  if (isa == Isa::Avx512) return kAvx512;
   if (isa == Isa::Avx2) return kAvx2;
 #endif
   return kBase;

@@ -2,12 +2,13 @@
 //
 // The library is compiled for the baseline of its target (x86-64: SSE2), so the plain loops of the
 // CPU backend cannot use AVX2 or AVX-512, and calls to libm's expf do not vectorise at all. The
-// kernels here are contiguous loops over the hot conversions and exponentials, compiled three
-// times (src/cpu/simd.cpp): for the baseline, for AVX2 (with FMA and F16C) and for AVX-512F. One
-// is picked on first use from CPUID (and the OS's saved-state support), lowered by WICK_CPU_ISA
-// (base, avx2, avx512, avx512bf16 or amx) for tests and comparisons. The two levels above AVX-512F
-// run the AVX-512F kernels here and add the bf16 GEMM of gemm_packed.cpp, which matmul and conv use
-// for bf16 in place of widening to f32 for OpenBLAS: Avx512Bf16 (AVX512_BF16 with BW and VL, on
+// kernels here are contiguous loops over the hot conversions and exponentials, compiled three times
+// (src/cpu/simd.cpp): for the baseline, for AVX2 (with FMA and F16C) and for AVX-512F. One is
+// picked on first use from CPUID (and the OS's saved-state support), lowered by WICK_CPU_ISA (base,
+// avx2, avx512, avx512bf16 or amx) for tests and comparisons. The two levels above AVX-512F run the
+// AVX-512F kernels here, rounding to bf16 with VCVTNEPS2BF16 (the same bits; Note [Vector exp and
+// bf16 operations] in simd.cpp), and add the bf16 GEMM of gemm_packed.cpp, which matmul and conv
+// use for bf16 in place of widening to f32 for OpenBLAS: Avx512Bf16 (AVX512_BF16 with BW and VL, on
 // AMD processors) its VDPBF16PS kernel (Note [bf16 GEMM]), Amx (AMX-TILE and AMX-BF16 as well, on
 // any vendor, with the OS's permission to use the tiles: see detect() in simd.cpp) its TDPBF16PS
 // kernel (Note [AMX GEMM]). bf16 products come out differently at those levels (within f32
@@ -40,6 +41,10 @@ template <class T>
 using MatVecFn = void (*)(const T* a, int64_t lda, int64_t rows, int64_t k, const float* x, int64_t ldx, int64_t nv,
                           float* out, int64_t ldo);
 
+// The operations of Kernels::unary_bf16 and Kernels::arith_bf16.
+enum class Unary : int { Exp, Sigmoid, Silu, Gelu };
+enum class Arith : int { Add, Sub, Mul, Div };
+
 // Contiguous kernels: n elements from `in` to `out` (which may be the same array).
 struct Kernels {
   void (*f32_to_f16)(const float* in, uint16_t* out, int64_t n);
@@ -59,18 +64,25 @@ struct Kernels {
   // values in 16 lanes (lane l adds elements l, l + 16, ...), the lanes added in halves (8, 4, 2,
   // 1), then the tail, exactly as lane_sum's blocks in row_loop.h. exp_sum16_f32: out[i] =
   // exp(in[i] + shift), as exp_f32 of the rounded sum (out may be in), and returns sum16_f32 of
-  // out, computed in the same pass. div_f32: x[i] /= d in place.
+  // out, computed in the same pass. scale_f32: x[i] *= s in place.
   float (*max_f32)(const float* x, int64_t n);
   float (*min_f32)(const float* x, int64_t n);
   float (*sum16_f32)(const float* x, int64_t n);
   float (*exp_sum16_f32)(const float* in, float* out, int64_t n, float shift);
-  void (*div_f32)(float* x, int64_t n, float d);
+  void (*scale_f32)(float* x, int64_t n, float s);
   // Rows of the norms. sumsq16_f32: as sum16_f32 over the squares (x[i] + shift)^2 (the sum and
   // the square each rounded to f32; shift -0.0f leaves every x[i] as it is). norm_f32: out[i] =
   // (in[i] + shift) * s, then * w[i] and + b[i] where w / b are not null, each step rounded (no
   // FMA), as the scalar loops of norm.cpp; out may be in.
   float (*sumsq16_f32)(const float* x, int64_t n, float shift);
   void (*norm_f32)(const float* in, float* out, int64_t n, float shift, float s, const float* w, const float* b);
+  // exp_f32, sigmoid_f32, silu_f32 or gelu_f32 (op) of n bf16 values, each widened to f32 and its
+  // result rounded once to bf16 (bf16::from_f32) in the same pass: the bits of the f32 kernel
+  // between the converters (out may be in).
+  void (*unary_bf16)(Unary op, const uint16_t* in, uint16_t* out, int64_t n);
+  // bf16 arithmetic (CpuBackend::binary's add, sub, mul, div): out[i] = op(x[i * sx], y[i * sy])
+  // in f32, rounded once to bf16 (bf16::from_f32), sx and sy each 1 or 0 (a broadcast value).
+  void (*arith_bf16)(Arith op, const uint16_t* x, int64_t sx, const uint16_t* y, int64_t sy, uint16_t* out, int64_t n);
   // Writes nbytes bytes at dst (any alignment): byte k gets byte k % 8 of `pattern` as it lies in
   // memory, so an element of 1, 2, 4 or 8 bytes repeated to fill the 8 gives that element
   // repeated. stream: the 64-byte-aligned body goes through non-temporal stores, fenced before

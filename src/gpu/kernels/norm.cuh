@@ -50,7 +50,9 @@
 // rows of one warp or less. A standalone kernel of the same shape (rsqrtf, no NaN care in the
 // store, fixed sizes) took 0.0161 ms and torch 0.0164 in the same harness; the rest of the gap is
 // the general kernel's instructions (exact division and square root, the row loop, the stores'
-// NaN-preserving rounding).
+// NaN-preserving rounding). In `wick bench --llm` (a lead kernel ahead of each run) rms_norm
+// [2048, 4096] bf16 went from 0.0176 to 0.0147 ms (torch 0.0147) and [1, 4096] from 0.0074 to
+// 0.0047 (torch 0.0102).
 // Floors at ~3.9 TB/s (the copy row), one read + one write: 8192 x 32768 f32 softmax and
 // 32768 x 8192 f32 norms move 2 GiB, 0.55 ms.
 // The math and its order are the CPU's (src/cpu/norm.cpp): compute type f32 for the 16/8-bit
