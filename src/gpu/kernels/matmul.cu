@@ -213,9 +213,11 @@ __global__ void __launch_bounds__(kGemvBlock, kGemvMinBlocks) gemv_kernel(const 
   constexpr int R = kGemvRows, U = kGemvUnroll<V>;
   using Ops = GemvOperands<T, V>;
   using Unit = typename Ops::Unit;
-  const int g = a.group, lane = static_cast<int>(threadIdx.x) & (g - 1);
-  const int64_t first = static_cast<int64_t>(threadIdx.x / g) * R;  // this group's first row in the block's
-  const int64_t per_block = static_cast<int64_t>(blockDim.x / g) * R;
+  const int g = a.group;
+  const kern::GroupSlot slot = kern::group_slot(static_cast<unsigned>(g));
+  const int lane = static_cast<int>(slot.lane);
+  const int64_t first = static_cast<int64_t>(slot.index) * R;  // this group's first row in the block's
+  const int64_t per_block = static_cast<int64_t>(kern::groups_per_block(blockDim.x, static_cast<unsigned>(g))) * R;
   const int64_t units = a.k / V;
   for (int64_t p = blockIdx.y; p < a.batch; p += gridDim.y) {
     const T* const x = a.vec + p * a.vbs;
