@@ -127,10 +127,7 @@ void launch_batch(const LaunchCtx& ctx, std::span<const CopyPair> pairs, int64_t
     b.n[k] = static_cast<uint32_t>(p.numel);
     b.first[k + 1] = b.first[k] + static_cast<uint32_t>((p.numel + kBlock - 1) / kBlock);
   }
-  by_size<16>(width, [&]<class U>() {
-    copy_batch_kernel<U><<<b.first[b.count], kBlock, 0, gpu::native_stream(ctx.stream)>>>(b);
-    gpu::check_launch(ctx.op, ctx.device);
-  });
+  by_size<16>(width, [&]<class U>() { gpu::launch<copy_batch_kernel<U>>(ctx, b.first[b.count], kBlock, 0, b); });
 }
 
 }  // namespace

@@ -144,13 +144,11 @@ void launch_im2col(const kern::LaunchCtx& ctx, const T* x, const Strides4& xs, c
   const int64_t plane = g.oh * g.ow, threads = vec ? plane / PX : plane;
   const dim3 grid(static_cast<unsigned>((threads + kern::kBlock - 1) / kern::kBlock),
                   static_cast<unsigned>(std::min<int64_t>(planes, 65535)));
-  const auto st = gpu::native_stream(ctx.stream);
   const Index pl = static_cast<Index>(planes), pix = static_cast<Index>(plane);
   if (vec)
-    im2col_kernel<Index, PX, A, T><<<grid, kern::kBlock, 0, st>>>(x, xs, g, pl, pix, col);
+    gpu::launch<im2col_kernel<Index, PX, A, T>>(ctx, grid, kern::kBlock, 0, x, xs, g, pl, pix, col);
   else
-    im2col_kernel<Index, 1, A, T><<<grid, kern::kBlock, 0, st>>>(x, xs, g, pl, pix, col);
-  gpu::check_launch(ctx.op, ctx.device);
+    gpu::launch<im2col_kernel<Index, 1, A, T>>(ctx, grid, kern::kBlock, 0, x, xs, g, pl, pix, col);
 }
 
 // col is of gemm_input_dtype(x.dtype) (Note [GPU GEMM dtypes]).

@@ -665,16 +665,16 @@ void conv_implicit(const LaunchCtx& ctx, DType t, const void* x, const void* wt,
   const int z = phases.nh * phases.nw;
   const dim3 grid(static_cast<unsigned>((a.pixels + kBM - 1) / kBM), static_cast<unsigned>(groups * a.n_tiles),
                   static_cast<unsigned>(z));
-  const auto st = gpu::native_stream(ctx.stream);
   cpu::dispatch_in<dtype_bit(DType::F32) | dtype_bit(DType::BF16) | dtype_bit(DType::F16)>(
       t,
       [&]<class T>() {
-        const auto kernel = z > 1 ? conv_implicit_kernel<T, true> : conv_implicit_kernel<T, false>;
-        kernel<<<grid, kConvThreads<T>, 0, st>>>(static_cast<const T*>(x), static_cast<const T*>(wt),
-                                                 static_cast<T*>(out), a, phases);
+        const auto run = [&]<bool Phased>() {
+          gpu::launch<conv_implicit_kernel<T, Phased>>(ctx, grid, kConvThreads<T>, 0, static_cast<const T*>(x),
+                                                       static_cast<const T*>(wt), static_cast<T*>(out), a, phases);
+        };
+        z > 1 ? run.template operator()<true>() : run.template operator()<false>();
       },
       ctx.op);
-  gpu::check_launch(ctx.op, ctx.device);
 }
 
 namespace {
@@ -776,20 +776,18 @@ bool tile_conv_fits(DType t, int device, int64_t shared_per_block, int64_t n, in
 void conv_tile(const LaunchCtx& ctx, DType t, const void* x, const void* wt, void* out, const TileConv& a,
                int64_t groups) {
   const dim3 grid(static_cast<unsigned>(a.blocks), static_cast<unsigned>(groups * a.n_tiles));
-  const auto st = gpu::native_stream(ctx.stream);
   cpu::dispatch_in<dtype_bit(DType::BF16) | dtype_bit(DType::F16)>(
       t,
       [&]<class T>() {
         with_tile_width(a.tw, [&]<int TW>() {
-          const auto kernel = conv_tile_kernel<T, TW>;
+          constexpr auto kernel = conv_tile_kernel<T, TW>;
           const int64_t bytes = TileShape<TW>::bytes(static_cast<int>(sizeof(T)));
           gpu::allow_dynamic_shared(reinterpret_cast<const void*>(kernel), bytes, ctx.op, ctx.device);
-          kernel<<<grid, 256, static_cast<size_t>(bytes), st>>>(static_cast<const T*>(x), static_cast<const T*>(wt),
-                                                                static_cast<T*>(out), a);
+          gpu::launch<kernel>(ctx, grid, 256, static_cast<size_t>(bytes), static_cast<const T*>(x),
+                              static_cast<const T*>(wt), static_cast<T*>(out), a);
         });
       },
       ctx.op);
-  gpu::check_launch(ctx.op, ctx.device);
 }
 
 }  // namespace wick::WICK_GPU_NS::kern

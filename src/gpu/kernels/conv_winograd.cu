@@ -313,19 +313,16 @@ void conv_winograd(const LaunchCtx& ctx, Backend& be, const float* x, const Wino
                    const WinogradConv& a) {
   const Geometry q = geometry(a);
   if (q.tiles == 0) return;
-  const auto stream = gpu::native_stream(ctx.stream);
   const int64_t u_elems = static_cast<int64_t>(a.groups) * 16 * q.cgp * q.cogp;
   Scratch u(be, u_elems * static_cast<int64_t>(sizeof(float)));
   const int64_t filters = static_cast<int64_t>(a.groups) * q.cgp * q.cogp;
-  winograd_filter_kernel<<<flat_grid(filters), kBlock, 0, stream>>>(w, a.cg, a.cog, q.cgp, q.cogp, filters,
-                                                                    static_cast<float*>(u.get()));
-  gpu::check_launch(ctx.op, ctx.device);
+  gpu::launch<winograd_filter_kernel>(ctx, flat_grid(filters), kBlock, 0, w, a.cg, a.cog, q.cgp, q.cogp, filters,
+                                      static_cast<float*>(u.get()));
   gpu::allow_dynamic_shared(reinterpret_cast<const void*>(winograd_kernel), kSmemBytes, ctx.op, ctx.device);
   const dim3 grid(static_cast<unsigned>((q.tiles + kTiles - 1) / kTiles),
                   static_cast<unsigned>(static_cast<int64_t>(a.groups) * q.co_tiles));
-  winograd_kernel<<<grid, kThreads, static_cast<size_t>(kSmemBytes), stream>>>(x, static_cast<const float*>(u.get()),
-                                                                               out, q);
-  gpu::check_launch(ctx.op, ctx.device);
+  gpu::launch<winograd_kernel>(ctx, grid, kThreads, static_cast<size_t>(kSmemBytes), x,
+                               static_cast<const float*>(u.get()), out, q);
 }
 
 }  // namespace wick::WICK_GPU_NS::kern

@@ -71,9 +71,7 @@ void rand_fill(const LaunchCtx& ctx, const G& g, const TensorArg& dst) {
   if (n == 0) return;
   T* const out = dst.ptr<T>();
   const bool aligned = aligned_to(out, sizeof(Vec<T, G::kPer>));
-  rand_blocks_kernel<G, T>
-      <<<grid_for(ctx, (n + G::kPer - 1) / G::kPer), kBlock, 0, gpu::native_stream(ctx.stream)>>>(g, n, aligned, out);
-  gpu::check_launch(ctx.op, ctx.device);
+  gpu::launch<rand_blocks_kernel<G, T>>(ctx, grid_for(ctx, (n + G::kPer - 1) / G::kPer), kBlock, 0, g, n, aligned, out);
 }
 
 }  // namespace

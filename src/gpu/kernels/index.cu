@@ -237,20 +237,18 @@ void gather_launch(const LaunchCtx& ctx, const Plan<3>& p, U* out, const U* src,
     std::array<Strides, 3> st;
     for (int k = 0; k < 3; ++k)
       for (int d = 0; d <= r; ++d) st[k].push_back(p.strides[d][k]);
-    for_each_row_slice<3>(shape, {&st[0], &st[1], &st[2]},
-                          [&](const RowMeta<3>& m, int64_t runs, const std::array<int64_t, 3>& base) {
-                            gather_runs_kernel<U, I><<<row_grid(runs), kRunThreads, 0, gpu::native_stream(ctx.stream)>>>(
-                                m, runs, p.shape[r], out + base[0], src + base[1], ids + base[2], sds, size, bad);
-                            gpu::check_launch(ctx.op, ctx.device);
-                          });
+    for_each_row_slice<3>(
+        shape, {&st[0], &st[1], &st[2]}, [&](const RowMeta<3>& m, int64_t runs, const std::array<int64_t, 3>& base) {
+          gpu::launch<gather_runs_kernel<U, I>>(ctx, row_grid(runs), kRunThreads, 0, m, runs, p.shape[r], out + base[0],
+                                                src + base[1], ids + base[2], sds, size, bad);
+        });
     return;
   }
   for_each_launch<3>(p, true, [&]<class Index>(int first, const std::array<int64_t, 3>& off, int64_t) {
     const int64_t n = numel_from(p, first);
-    gather_kernel<U, I, Index><<<flat_grid(n), kBlock, 0, gpu::native_stream(ctx.stream)>>>(
-        make_meta<Index, 3>(p, first), static_cast<Index>(n), out + off[0], src + off[1], ids + off[2], sds, size,
-        bad);
-    gpu::check_launch(ctx.op, ctx.device);
+    gpu::launch<gather_kernel<U, I, Index>>(ctx, flat_grid(n), kBlock, 0, make_meta<Index, 3>(p, first),
+                                            static_cast<Index>(n), out + off[0], src + off[1], ids + off[2], sds, size,
+                                            bad);
   });
 }
 
@@ -273,16 +271,14 @@ bool gather_rows(const LaunchCtx& ctx, const TensorArg& dst, const TensorArg& sr
       ids.dtype,
       [&]<class I>() {
         by_size(elem, [&]<class U>() {
-          auto* kernel = gather_rows_kernel<U, I>;
+          constexpr auto kernel = gather_rows_kernel<U, I>;
           gpu::allow_dynamic_shared(reinterpret_cast<const void*>(kernel), bytes, ctx.op, ctx.device);
-          for_each_row_slice<3>(
-              dst.shape(), {&dst.layout.strides(), &src_strides, &ids_strides},
-              [&](const RowMeta<3>& m, int64_t n, const std::array<int64_t, 3>& base) {
-                kernel<<<row_grid(n), kRowThreads, static_cast<size_t>(bytes), gpu::native_stream(ctx.stream)>>>(
-                    m, n, cols, dst.ptr<U>() + base[0], os, src.ptr<U>() + base[1], len, ids.ptr<I>() + base[2], is,
-                    bad);
-                gpu::check_launch(ctx.op, ctx.device);
-              });
+          for_each_row_slice<3>(dst.shape(), {&dst.layout.strides(), &src_strides, &ids_strides},
+                                [&](const RowMeta<3>& m, int64_t n, const std::array<int64_t, 3>& base) {
+                                  gpu::launch<kernel>(ctx, row_grid(n), kRowThreads, static_cast<size_t>(bytes), m, n,
+                                                      cols, dst.ptr<U>() + base[0], os, src.ptr<U>() + base[1], len,
+                                                      ids.ptr<I>() + base[2], is, bad);
+                                });
           done = true;
         });
       },
@@ -293,17 +289,15 @@ bool gather_rows(const LaunchCtx& ctx, const TensorArg& dst, const TensorArg& sr
 }  // namespace
 
 void set_flag(const LaunchCtx& ctx, unsigned long long* flag, unsigned long long value) {
-  set_flag_kernel<<<1, 1, 0, gpu::native_stream(ctx.stream)>>>(flag, value);
-  gpu::check_launch(ctx.op, ctx.device);
+  gpu::launch<set_flag_kernel>(ctx, 1, 1, 0, flag, value);
 }
 
 void check_ids_one_block(const LaunchCtx& ctx, const TensorArg& ids, int64_t size, unsigned long long* result) {
   cpu::dispatch_in<kIdTypes>(
       ids.dtype,
       [&]<class I>() {
-        check_ids_one_block_kernel<I><<<1, kOneBlockThreads, 0, gpu::native_stream(ctx.stream)>>>(
-            ids.ptr<I>(), ids.numel(), ids.layout.stride(0), static_cast<uint64_t>(size), result);
-        gpu::check_launch(ctx.op, ctx.device);
+        gpu::launch<check_ids_one_block_kernel<I>>(ctx, 1, kOneBlockThreads, 0, ids.ptr<I>(), ids.numel(),
+                                                   ids.layout.stride(0), static_cast<uint64_t>(size), result);
       },
       ctx.op);
 }
@@ -317,10 +311,9 @@ void check_ids(const LaunchCtx& ctx, const TensorArg& ids, int64_t size, unsigne
         const I* base = ids.ptr<I>();
         for_each_launch<1>(p, true, [&]<class Index>(int first, const std::array<int64_t, 1>& off, int64_t pos) {
           const int64_t n = numel_from(p, first);
-          check_ids_kernel<I, Index><<<grid_for(ctx, n), kBlock, 0, gpu::native_stream(ctx.stream)>>>(
-              make_meta<Index, 1>(p, first), static_cast<Index>(n), pos, base + off[0], static_cast<uint64_t>(size),
-              first_bad);
-          gpu::check_launch(ctx.op, ctx.device);
+          gpu::launch<check_ids_kernel<I, Index>>(ctx, grid_for(ctx, n), kBlock, 0, make_meta<Index, 1>(p, first),
+                                                  static_cast<Index>(n), pos, base + off[0],
+                                                  static_cast<uint64_t>(size), first_bad);
         });
       },
       ctx.op);

@@ -32,9 +32,8 @@ template <bool Add, class T, class I>
 void scatter_launch(const LaunchCtx& ctx, const Plan<3>& p, T* dst, const T* src, const I* ids, int64_t dds) {
   for_each_launch<3>(p, true, [&]<class Index>(int first, const std::array<int64_t, 3>& off, int64_t) {
     const int64_t n = numel_from(p, first);
-    scatter_kernel<Add, T, I, Index><<<grid_for(ctx, n), kBlock, 0, gpu::native_stream(ctx.stream)>>>(
-        make_meta<Index, 3>(p, first), static_cast<Index>(n), dst + off[0], src + off[1], ids + off[2], dds);
-    gpu::check_launch(ctx.op, ctx.device);
+    gpu::launch<scatter_kernel<Add, T, I, Index>>(ctx, grid_for(ctx, n), kBlock, 0, make_meta<Index, 3>(p, first),
+                                                  static_cast<Index>(n), dst + off[0], src + off[1], ids + off[2], dds);
   });
 }
 

@@ -56,9 +56,8 @@ void launch_strided(const LaunchCtx& ctx, const F& f, const Plan<1 + sizeof...(I
   const Meta<Index, N> m = make_meta<Index, N>(p, first);
   int64_t n = 1;
   for (int d = first; d < p.rank(); ++d) n *= p.shape[d];
-  map_strided_kernel<Index, F, Out, In...>
-      <<<grid_for(ctx, n), kBlock, 0, gpu::native_stream(ctx.stream)>>>(f, m, static_cast<Index>(n), base, out, in...);
-  gpu::check_launch(ctx.op, ctx.device);
+  gpu::launch<map_strided_kernel<Index, F, Out, In...>>(ctx, grid_for(ctx, n), kBlock, 0, f, m, static_cast<Index>(n),
+                                                        base, out, in...);
 }
 
 // launch_strided over the whole of p (rank <= kMaxDims), in 32-bit index math where it fits.
@@ -110,9 +109,8 @@ void map_impl(const LaunchCtx& ctx, const F& f, const TensorArg& dst, std::index
                          (((broadcast >> K) & 1u || aligned_to(std::get<K>(in), sizeof(Vec<In, V>))) && ...);
     if (aligned) {
       const int64_t n = p.numel;
-      map_flat_kernel<V, F, Out, In...><<<flat_grid((n + V - 1) / V), kBlock, 0, gpu::native_stream(ctx.stream)>>>(
-          f, n, int64_t{0}, broadcast, out, std::get<K>(in)...);
-      gpu::check_launch(ctx.op, ctx.device);
+      gpu::launch<map_flat_kernel<V, F, Out, In...>>(ctx, flat_grid((n + V - 1) / V), kBlock, 0, f, n, int64_t{0},
+                                                     broadcast, out, std::get<K>(in)...);
       return;
     }
   }
@@ -145,14 +143,13 @@ void map_impl(const LaunchCtx& ctx, const F& f, const TensorArg& dst, std::index
       rs.s[0] = p.strides[0][0];
       ((rs.s[K + 1] = p.strides[0][K + 1]), ...);
       const int64_t nvec = rows * (inner / V);
-      const auto st = gpu::native_stream(ctx.stream);
       if (p.numel <= INT32_MAX)
-        map_rows_kernel<uint32_t, V, F, Out, In...><<<flat_grid(nvec), kBlock, 0, st>>>(
-            f, static_cast<uint32_t>(rows), static_cast<uint32_t>(inner), rs, bcast, out, std::get<K>(in)...);
+        gpu::launch<map_rows_kernel<uint32_t, V, F, Out, In...>>(
+            ctx, flat_grid(nvec), kBlock, 0, f, static_cast<uint32_t>(rows), static_cast<uint32_t>(inner), rs, bcast,
+            out, std::get<K>(in)...);
       else
-        map_rows_kernel<int64_t, V, F, Out, In...>
-            <<<flat_grid(nvec), kBlock, 0, st>>>(f, rows, inner, rs, bcast, out, std::get<K>(in)...);
-      gpu::check_launch(ctx.op, ctx.device);
+        gpu::launch<map_rows_kernel<int64_t, V, F, Out, In...>>(ctx, flat_grid(nvec), kBlock, 0, f, rows, inner, rs,
+                                                                bcast, out, std::get<K>(in)...);
       return;
     }
   }

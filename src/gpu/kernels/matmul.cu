@@ -295,8 +295,7 @@ void launch_gemv(const kern::LaunchCtx& ctx, const GemvArgs<T>& g, unsigned warp
   constexpr int64_t kMaxGridX = int64_t{1} << 20, kMaxGridY = 65535;  // the kernel's loops cover the rest
   const dim3 grid(static_cast<unsigned>(std::min((g.rows + per_block - 1) / per_block, kMaxGridX)),
                   static_cast<unsigned>(std::min(g.batch, kMaxGridY)));
-  gemv_kernel<T, V, XVec><<<grid, threads, 0, gpu::native_stream(ctx.stream)>>>(g);
-  gpu::check_launch(ctx.op, ctx.device);
+  gpu::launch<gemv_kernel<T, V, XVec>>(ctx, grid, threads, 0, g);
 }
 
 // c = a b by gemv_kernel when Note [GPU matrix-vector products] allows it; returns whether it ran.

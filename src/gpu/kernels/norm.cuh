@@ -539,21 +539,20 @@ void run_lastdim(const LaunchCtx& ctx, const LastDimRows& L, const TensorArg& sr
     a.batches = shape.batches;
     const int64_t blocks = (static_cast<int64_t>(a.rows) + per_block - 1) / per_block;
     const unsigned grid = capped_grid(ctx, blocks);
-    const auto launch = [&](const auto kernel) {
+    const auto launch = [&]<auto kernel>() {
       if (shape.shared > 0)
         gpu::allow_dynamic_shared(reinterpret_cast<const void*>(kernel), shape.shared, ctx.op, ctx.device);
-      kernel<<<grid, block, static_cast<size_t>(shape.shared), gpu::native_stream(ctx.stream)>>>(a, p);
-      gpu::check_launch(ctx.op, ctx.device);
+      gpu::launch<kernel>(ctx, grid, block, static_cast<size_t>(shape.shared), a, p);
     };
     switch (shape.path) {
       case RowPath::Vector:
-        return launch(lastdim_kernel<Kind, RowPath::Vector, T, Index>);
+        return launch.template operator()<lastdim_kernel<Kind, RowPath::Vector, T, Index>>();
       case RowPath::Scalar:
-        return launch(lastdim_kernel<Kind, RowPath::Scalar, T, Index>);
+        return launch.template operator()<lastdim_kernel<Kind, RowPath::Scalar, T, Index>>();
       case RowPath::Streamed:
-        return launch(lastdim_kernel<Kind, RowPath::Streamed, T, Index>);
+        return launch.template operator()<lastdim_kernel<Kind, RowPath::Streamed, T, Index>>();
       case RowPath::Light:
-        return launch(lastdim_light_kernel<Kind, T, Index>);
+        return launch.template operator()<lastdim_light_kernel<Kind, T, Index>>();
     }
   });
 }

@@ -86,14 +86,12 @@ void launch_planes(const LaunchCtx& ctx, const Plane4& x, const Plane4& y, bool 
                    bool window = false) {
   const int64_t total = y.n * y.c * y.h * y.w;
   if (total == 0) return;
-  const auto stream = gpu::native_stream(ctx.stream);
   const unsigned grid = window ? flat_grid(total) : grid_for(ctx, total);
   if (extra_fits && total <= INT32_MAX && offsets_fit(x) && offsets_fit(y)) {
-    plane_kernel<uint32_t, F><<<grid, kBlock, 0, stream>>>(f, geo<uint32_t>(x, y), static_cast<uint32_t>(total));
+    gpu::launch<plane_kernel<uint32_t, F>>(ctx, grid, kBlock, 0, f, geo<uint32_t>(x, y), static_cast<uint32_t>(total));
   } else {
-    plane_kernel<int64_t, F><<<grid, kBlock, 0, stream>>>(f, geo<int64_t>(x, y), total);
+    gpu::launch<plane_kernel<int64_t, F>>(ctx, grid, kBlock, 0, f, geo<int64_t>(x, y), total);
   }
-  gpu::check_launch(ctx.op, ctx.device);
 }
 
 struct Window {
@@ -367,17 +365,15 @@ void launch_rows(const LaunchCtx& ctx, const Plane4& x, const Plane4& y, const U
                               .ysh = I(y.sh),
                               .grouped = grouped};
   };
-  const auto stream = gpu::native_stream(ctx.stream);
   // Every dividend is below 2^31 on the 32-bit path: i < total, ow * in_w < out_w * in_w, and
   // r * out_h + in_h - 1 < in_h * out_h (grouped: r < in_h <= out_h) or r * in_h < out_h * in_h.
   if (fits && y.n * y.c * y.h * y.w <= INT32_MAX && offsets_fit(x) && offsets_fit(y)) {
-    nearest_rows_kernel<V, U, uint32_t><<<flat_grid(total), kBlock, 0, stream>>>(
-        xp, yp, make.template operator()<uint32_t>(), static_cast<uint32_t>(total));
+    gpu::launch<nearest_rows_kernel<V, U, uint32_t>>(
+        ctx, flat_grid(total), kBlock, 0, xp, yp, make.template operator()<uint32_t>(), static_cast<uint32_t>(total));
   } else {
-    nearest_rows_kernel<V, U, int64_t>
-        <<<flat_grid(total), kBlock, 0, stream>>>(xp, yp, make.template operator()<int64_t>(), total);
+    gpu::launch<nearest_rows_kernel<V, U, int64_t>>(ctx, flat_grid(total), kBlock, 0, xp, yp,
+                                                    make.template operator()<int64_t>(), total);
   }
-  gpu::check_launch(ctx.op, ctx.device);
 }
 
 void nearest(const LaunchCtx& ctx, const Plane4& x, const Plane4& y, const TensorArg& src, const TensorArg& dst) {
@@ -521,17 +517,15 @@ void launch_max_pool_rows(const LaunchCtx& ctx, const Plane4& x, const Plane4& y
                            .ysc = I(y.sc),
                            .ysh = I(y.sh)};
   };
-  const auto stream = gpu::native_stream(ctx.stream);
   // On the 32-bit path every dividend is below total <= INT32_MAX and every offset at most x's or
   // dst's largest one.
   if (y.n * y.c * y.h * y.w <= INT32_MAX && offsets_fit(x) && offsets_fit(y)) {
-    max_pool_rows_kernel<V, KW, Wide, T, uint32_t><<<flat_grid(total), kBlock, 0, stream>>>(
-        xp, yp, make.template operator()<uint32_t>(), static_cast<uint32_t>(total));
+    gpu::launch<max_pool_rows_kernel<V, KW, Wide, T, uint32_t>>(
+        ctx, flat_grid(total), kBlock, 0, xp, yp, make.template operator()<uint32_t>(), static_cast<uint32_t>(total));
   } else {
-    max_pool_rows_kernel<V, KW, Wide, T, int64_t>
-        <<<flat_grid(total), kBlock, 0, stream>>>(xp, yp, make.template operator()<int64_t>(), total);
+    gpu::launch<max_pool_rows_kernel<V, KW, Wide, T, int64_t>>(ctx, flat_grid(total), kBlock, 0, xp, yp,
+                                                               make.template operator()<int64_t>(), total);
   }
-  gpu::check_launch(ctx.op, ctx.device);
 }
 
 // Runs max_pool2d through the row kernel when its preconditions hold (Note [GPU max_pool rows]);

@@ -361,10 +361,9 @@ void launch_merge(const LaunchCtx& ctx, const typename Op::Acc* parts, int64_t o
   const unsigned group = pow2_at_least(splits, kBlock);
   const int64_t blocks = (outputs + kBlock / group - 1) / (kBlock / group);
   const unsigned grid = capped_grid(ctx, blocks);
-  reduce_merge_kernel<Op, Index><<<grid, kBlock, 0, gpu::native_stream(ctx.stream)>>>(
-      parts, static_cast<Index>(outputs), splits, static_cast<Index>(so), static_cast<Index>(ss),
-      make_meta<Index, 2>(outer, 0), dst, count, group);
-  gpu::check_launch(ctx.op, ctx.device);
+  gpu::launch<reduce_merge_kernel<Op, Index>>(ctx, grid, kBlock, 0, parts, static_cast<Index>(outputs), splits,
+                                              static_cast<Index>(so), static_cast<Index>(ss),
+                                              make_meta<Index, 2>(outer, 0), dst, count, group);
 }
 
 // Blocks that fill the device (a few resident per multiprocessor).
@@ -403,8 +402,7 @@ void launch_rows(const LaunchCtx& ctx, Backend& be, const Plan<2>& outer, const 
   const int64_t per_block = kBlock / group;
   const int64_t blocks = (outputs * splits + per_block - 1) / per_block;
   const unsigned grid = capped_grid(ctx, blocks);
-  reduce_rows_kernel<Op, Index><<<grid, kBlock, 0, gpu::native_stream(ctx.stream)>>>(a);
-  gpu::check_launch(ctx.op, ctx.device);
+  gpu::launch<reduce_rows_kernel<Op, Index>>(ctx, grid, kBlock, 0, a);
   if (splits > 1) launch_merge<Op, Index>(ctx, a.parts, outputs, splits, splits, 1, outer, dst, n);
 }
 
@@ -436,7 +434,7 @@ void launch_cols(const LaunchCtx& ctx, Backend& be, const Plan<2>& outer, int vd
   const int64_t vlen = outer.shape[vdim], outputs = outer.numel, others = outputs / vlen;
   const unsigned bx = pow2_at_least(vlen / V, 64), by = kBlock / bx;
   const int64_t jblocks = (vlen / V + bx - 1) / bx, blocks = others * jblocks;
-  const auto kernel = reduce_cols_kernel<Op, Index, V>;
+  constexpr auto kernel = reduce_cols_kernel<Op, Index, V>;
   const int per_sm = gpu::resident_blocks(reinterpret_cast<const void*>(kernel), kBlock, 0, ctx.op, ctx.device);
   // Each thread row of a piece gets at least 16 reduced elements.
   const unsigned splits =
@@ -457,8 +455,7 @@ void launch_cols(const LaunchCtx& ctx, Backend& be, const Plan<2>& outer, int vd
                        splits,
                        n};
   const dim3 grid(capped_grid(ctx, blocks), splits);
-  kernel<<<grid, dim3(bx, by), 0, gpu::native_stream(ctx.stream)>>>(a);
-  gpu::check_launch(ctx.op, ctx.device);
+  gpu::launch<kernel>(ctx, grid, dim3(bx, by), 0, a);
   if (splits > 1) launch_merge<Op, Index>(ctx, a.parts, outputs, splits, 1, outputs, ordered, dst, n);
 }
 

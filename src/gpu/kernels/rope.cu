@@ -74,10 +74,9 @@ void rope_typed(const LaunchCtx& ctx, const TensorArg& x, const TensorArg& cs, c
   const T* const sp = sn.ptr<T>();
   for_each_launch<4>(p, fits, [&]<class Index>(int first, const std::array<int64_t, 4>& off, int64_t) {
     const int64_t n = numel_from(p, first);
-    rope_kernel<T, Index><<<grid_for(ctx, n), kBlock, 0, gpu::native_stream(ctx.stream)>>>(
-        make_meta<Index, 4>(p, first), static_cast<Index>(n), y + off[0], xp + off[1], cp + off[2], sp + off[3],
-        static_cast<Index>(x_pair), static_cast<Index>(y_pair));
-    gpu::check_launch(ctx.op, ctx.device);
+    gpu::launch<rope_kernel<T, Index>>(ctx, grid_for(ctx, n), kBlock, 0, make_meta<Index, 4>(p, first),
+                                       static_cast<Index>(n), y + off[0], xp + off[1], cp + off[2], sp + off[3],
+                                       static_cast<Index>(x_pair), static_cast<Index>(y_pair));
   });
 }
 

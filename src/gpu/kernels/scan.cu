@@ -318,7 +318,6 @@ template <bool kVec, class T>
 void launch_rows(const LaunchCtx& ctx, Backend& be, const RowMeta<2>& m, int64_t rows, int64_t n, const T* in,
                  int64_t ss, T* out, int64_t ds) {
   using Acc = scan_acc_t<T>;
-  const auto stream = gpu::native_stream(ctx.stream);
   const int64_t fill = static_cast<int64_t>(std::max(ctx.multiprocessors, 1)) * 8;  // blocks that fill the device
   const int64_t chunk = kVec ? vec_chunk<T>() : kChunk;
   const int64_t chunks = (n + chunk - 1) / chunk;
@@ -329,14 +328,12 @@ void launch_rows(const LaunchCtx& ctx, Backend& be, const RowMeta<2>& m, int64_t
     Scratch totals(be, rows * segs * static_cast<int64_t>(sizeof(Acc)));
     Acc* tp = static_cast<Acc*>(totals.get());
     const unsigned grid = row_grid(rows * segs);
-    segment_sums_kernel<T, Acc, kVec><<<grid, kScanThreads, 0, stream>>>(m, n, seg_len, segs, in, ss, tp);
-    gpu::check_launch(ctx.op, ctx.device);
-    segment_scan_kernel<T, Acc, kVec><<<grid, kScanThreads, 0, stream>>>(m, n, seg_len, segs, in, ss, out, ds, tp);
-    gpu::check_launch(ctx.op, ctx.device);
+    gpu::launch<segment_sums_kernel<T, Acc, kVec>>(ctx, grid, kScanThreads, 0, m, n, seg_len, segs, in, ss, tp);
+    gpu::launch<segment_scan_kernel<T, Acc, kVec>>(ctx, grid, kScanThreads, 0, m, n, seg_len, segs, in, ss, out, ds,
+                                                   tp);
     return;
   }
-  cumsum_rows_kernel<T, Acc, kVec><<<row_grid(rows), kScanThreads, 0, stream>>>(m, rows, n, in, ss, out, ds);
-  gpu::check_launch(ctx.op, ctx.device);
+  gpu::launch<cumsum_rows_kernel<T, Acc, kVec>>(ctx, row_grid(rows), kScanThreads, 0, m, rows, n, in, ss, out, ds);
 }
 
 template <class T>
@@ -345,9 +342,8 @@ void cumsum_slice(const LaunchCtx& ctx, Backend& be, const RowMeta<2>& m, int64_
   // Enough rows side by side in memory that a warp reads one line: a thread per row.
   const bool rows_adjacent = m.rank >= 1 && m.shape[0] > 1 && m.stride[0][0] == 1 && ss != 1;
   if (rows_adjacent && rows >= kColumnRows) {
-    cumsum_columns_kernel<T, scan_acc_t<T>>
-        <<<grid_for(ctx, rows), kBlock, 0, gpu::native_stream(ctx.stream)>>>(m, rows, n, in, ss, out, ds);
-    gpu::check_launch(ctx.op, ctx.device);
+    gpu::launch<cumsum_columns_kernel<T, scan_acc_t<T>>>(ctx, grid_for(ctx, rows), kBlock, 0, m, rows, n, in, ss, out,
+                                                         ds);
   } else if (vector_rows(m, in, ss, out, ds)) {
     launch_rows<true>(ctx, be, m, rows, n, in, ss, out, ds);
   } else {

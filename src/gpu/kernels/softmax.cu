@@ -150,7 +150,6 @@ template <class T>
 void split_softmax(const LaunchCtx& ctx, Backend& be, const TensorArg& src, const TensorArg& dst, const LastDimRows& L,
                    int64_t splits, bool log) {
   using S = SoftmaxState<compute_t<T>>;
-  const auto stream = gpu::native_stream(ctx.stream);
   for_each_lastdim_launch<T>(L, src, dst, 0, [&]<class Index>(const RowArgsN<T, Index>& a) {
     const int64_t blocks = static_cast<int64_t>(a.rows) * splits;
     Scratch states(be, blocks * static_cast<int64_t>(sizeof(S)));
@@ -158,11 +157,10 @@ void split_softmax(const LaunchCtx& ctx, Backend& be, const TensorArg& src, cons
     const auto run = [&]<int V>() {
       const int64_t nv = L.n / V, chunk = (nv + splits - 1) / splits;
       const auto s = static_cast<unsigned>(splits);
-      softmax_part_kernel<T, Index, V><<<static_cast<unsigned>(blocks), kSplitThreads, 0, stream>>>(a, s, chunk, part);
-      gpu::check_launch(ctx.op, ctx.device);
-      softmax_write_kernel<T, Index, V>
-          <<<static_cast<unsigned>(blocks), kSplitThreads, 0, stream>>>(a, s, chunk, part, log);
-      gpu::check_launch(ctx.op, ctx.device);
+      gpu::launch<softmax_part_kernel<T, Index, V>>(ctx, static_cast<unsigned>(blocks), kSplitThreads, 0, a, s, chunk,
+                                                    part);
+      gpu::launch<softmax_write_kernel<T, Index, V>>(ctx, static_cast<unsigned>(blocks), kSplitThreads, 0, a, s, chunk,
+                                                     part, log);
     };
     if (L.vec)
       run.template operator()<kRowVec<T>>();

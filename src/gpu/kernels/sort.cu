@@ -519,11 +519,9 @@ bool radix_sort_rows(const LaunchCtx& ctx, const SortArgs<T>& a) {
     // keys (4 bytes) and perm (2) per position, the counter words, the scan's warp sums
     const int64_t bytes = threads * kRowItems * 6 + threads * kRowRows * 4 + threads / ws * 4;
     if (bytes > ctx.shared_per_block) return false;
-    auto* kernel = radix_sort_kernel<T>;
+    constexpr auto kernel = radix_sort_kernel<T>;
     gpu::allow_dynamic_shared(reinterpret_cast<const void*>(kernel), bytes, ctx.op, ctx.device);
-    kernel<<<row_grid(a.rows), static_cast<unsigned>(threads), static_cast<size_t>(bytes),
-             gpu::native_stream(ctx.stream)>>>(a);
-    gpu::check_launch(ctx.op, ctx.device);
+    gpu::launch<kernel>(ctx, row_grid(a.rows), static_cast<unsigned>(threads), static_cast<size_t>(bytes), a);
     return true;
   }
 }
@@ -836,12 +834,11 @@ bool long_radix_sort(const LaunchCtx& ctx, Backend& be, const SortArgs<T>& a) {
     vals[k] = Scratch(be, total * static_cast<int64_t>(sizeof(T)));
     ids[k] = Scratch(be, total * static_cast<int64_t>(sizeof(uint32_t)));
   }
-  const auto stream = gpu::native_stream(ctx.stream);
   auto* chunk0 = static_cast<uint32_t*>(chunk.get());
   if (!self_scan) {
-    long_zero_kernel<<<row_grid(std::min<int64_t>((passes * chunk_words + kLongThreads - 1) / kLongThreads, 1024)),
-                       kLongThreads, 0, stream>>>(chunk0, passes * chunk_words);
-    gpu::check_launch(ctx.op, ctx.device);
+    gpu::launch<long_zero_kernel>(
+        ctx, row_grid(std::min<int64_t>((passes * chunk_words + kLongThreads - 1) / kLongThreads, 1024)), kLongThreads,
+        0, chunk0, passes * chunk_words);
   }
   const unsigned grid = row_grid(a.rows * tiles);
   LongPass<T> p{a,       nullptr, nullptr,   nullptr, nullptr,   static_cast<uint32_t*>(hist.get()),
@@ -852,15 +849,12 @@ bool long_radix_sort(const LaunchCtx& ctx, Backend& be, const SortArgs<T>& a) {
     p.chunk = self_scan ? nullptr : chunk0 + pass * chunk_words;
     p.vals_out = last ? nullptr : static_cast<T*>(vals[pass % 2].get());
     p.idx_out = last ? nullptr : static_cast<uint32_t*>(ids[pass % 2].get());
-    long_hist_kernel<T><<<grid, kLongThreads, 0, stream>>>(p);
-    gpu::check_launch(ctx.op, ctx.device);
+    gpu::launch<long_hist_kernel<T>>(ctx, grid, kLongThreads, 0, p);
     if (!self_scan) {
-      long_scan_kernel<<<row_grid(a.rows * chunks), kLongThreads, 0, stream>>>(p.hist, p.chunk, a.rows, tiles,
-                                                                               chunk_len, chunks);
-      gpu::check_launch(ctx.op, ctx.device);
+      gpu::launch<long_scan_kernel>(ctx, row_grid(a.rows * chunks), kLongThreads, 0, p.hist, p.chunk, a.rows, tiles,
+                                    chunk_len, chunks);
     }
-    long_scatter_kernel<T><<<grid, kLongThreads, 0, stream>>>(p);
-    gpu::check_launch(ctx.op, ctx.device);
+    gpu::launch<long_scatter_kernel<T>>(ctx, grid, kLongThreads, 0, p);
     p.vals_in = p.vals_out;
     p.idx_in = p.idx_out;
   }
@@ -877,13 +871,11 @@ template <class T, class I>
 void sort_slice(const LaunchCtx& ctx, Backend& be, const SortArgs<T>& a) {
   using K = sort_key_t<T>;
   constexpr int kTile = tile_len<K, I>();
-  const auto stream = gpu::native_stream(ctx.stream);
   const int lp = log2_ceil(a.n);
   const int64_t padded = int64_t{1} << lp;
   if (padded <= kTile) {
     const int threads = static_cast<int>(std::clamp<int64_t>(padded / 2, 32, kSortThreads));
-    sort_tiles_kernel<T, I><<<row_grid(a.rows), threads, 0, stream>>>(a, lp, padded, nullptr, nullptr);
-    gpu::check_launch(ctx.op, ctx.device);
+    gpu::launch<sort_tiles_kernel<T, I>>(ctx, row_grid(a.rows), threads, 0, a, lp, padded, nullptr, nullptr);
     return;
   }
   const int lt = log2_ceil(kTile);
@@ -892,23 +884,20 @@ void sort_slice(const LaunchCtx& ctx, Backend& be, const SortArgs<T>& a) {
   K* tk = static_cast<K*>(keys.get());
   I* ti = static_cast<I*>(ids.get());
   const unsigned tile_grid = row_grid(a.rows * (padded / kTile));
-  sort_tiles_kernel<T, I><<<tile_grid, kSortThreads, 0, stream>>>(a, lt, padded, tk, ti);
-  gpu::check_launch(ctx.op, ctx.device);
+  gpu::launch<sort_tiles_kernel<T, I>>(ctx, tile_grid, kSortThreads, 0, a, lt, padded, tk, ti);
   const int64_t pairs = a.rows * padded / 2;
   for (int lk = lt + 1; lk <= lp; ++lk) {  // merge runs of 2^(lk-1) into runs of 2^lk
     for (int lh = lk - 1; lh >= lt;) {     // global steps, two per pass where two remain
       if (lh - 1 >= lt) {
-        merge_two_steps_kernel<K, I>
-            <<<grid_for(ctx, pairs / 2), kBlock, 0, stream>>>(tk, ti, pairs / 2, lh, lh == lk - 1);
+        gpu::launch<merge_two_steps_kernel<K, I>>(ctx, grid_for(ctx, pairs / 2), kBlock, 0, tk, ti, pairs / 2, lh,
+                                                  lh == lk - 1);
         lh -= 2;
       } else {
-        merge_step_kernel<K, I><<<grid_for(ctx, pairs), kBlock, 0, stream>>>(tk, ti, pairs, lh, lh == lk - 1);
+        gpu::launch<merge_step_kernel<K, I>>(ctx, grid_for(ctx, pairs), kBlock, 0, tk, ti, pairs, lh, lh == lk - 1);
         lh -= 1;
       }
-      gpu::check_launch(ctx.op, ctx.device);
     }
-    merge_tiles_kernel<T, I><<<tile_grid, kSortThreads, 0, stream>>>(a, padded, tk, ti, lk == lp);
-    gpu::check_launch(ctx.op, ctx.device);
+    gpu::launch<merge_tiles_kernel<T, I>>(ctx, tile_grid, kSortThreads, 0, a, padded, tk, ti, lk == lp);
   }
 }
 

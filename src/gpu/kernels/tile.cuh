@@ -146,8 +146,7 @@ void launch_tiled(const LaunchCtx& ctx, const F& f, const Plan<2>& p, int a, int
   // tile loop would leave a tail when the cap is not a multiple of the resident blocks); the loop
   // only serves grids past the launch limit.
   const auto grid = static_cast<unsigned>(std::min<int64_t>(m.tiles, INT32_MAX));
-  map_tiled_kernel<Index, kTile, F, Out, In><<<grid, kBlock, 0, gpu::native_stream(ctx.stream)>>>(f, m, out, in);
-  gpu::check_launch(ctx.op, ctx.device);
+  gpu::launch<map_tiled_kernel<Index, kTile, F, Out, In>>(ctx, grid, kBlock, 0, f, m, out, in);
 }
 
 template <class Out, class In, class F>

@@ -48,7 +48,7 @@ bool is_format_error(error_t e) {
 
 [[noreturn]] void raise_module_error(error_t e, const char* op, const std::string& module, int device,
                                      const std::string& detail = {}) {
-  (void)WICK_VENDOR(GetLastError)();  // not sticky: leave no error behind for check_launch
+  (void)WICK_VENDOR(GetLastError)();  // not sticky: leave no error behind in the last-error state
   std::string msg = std::string("[") + op + "] module '" + module + "': " + describe(e) + where(device);
   if (!detail.empty()) msg += "\n" + detail;
   if (is_format_error(e)) throw FormatError(msg);

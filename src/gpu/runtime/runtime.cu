@@ -8,6 +8,9 @@
 
 #include "gpu/runtime/runtime.h"
 #include "gpu/runtime/vendor.cuh"
+#if defined(WICK_GPU_CUDA)
+#include <cuda.h>  // driver types for cuLaunchKernel (Note [Kernel launches]); no link against libcuda
+#endif
 #include "wick/error.h"
 
 namespace wick::WICK_GPU_NS::gpu {
@@ -33,8 +36,9 @@ std::string where(int device) { return std::string(kBackendName) + ":" + std::to
 
 void check(error_t e, const char* op, int device) {
   if (e != kSuccess) {
-    // Clear the thread's last-error state so that a later check_launch does not report this
-    // error again (sticky errors stay, and the runtime reports them on every call).
+    // Clear the thread's last-error state so that code reading it later (the caller's own
+    // cudaGetLastError) does not see this error again (sticky errors stay, and the runtime
+    // reports them on every call).
     (void)WICK_VENDOR(GetLastError)();
     raise(e, op, device);
   }
@@ -121,9 +125,67 @@ void memory_info(int device, int64_t* free_bytes, int64_t* total_bytes) {
   *total_bytes = static_cast<int64_t>(t);
 }
 
-void check_launch(const char* op, int device) {
-  const error_t e = WICK_VENDOR(GetLastError)();
-  if (e != kSuccess) raise(e, op, device);
+namespace {
+
+#if defined(WICK_GPU_CUDA)
+using DriverLaunch = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                  CUstream, void**, void**);
+
+// cuLaunchKernel from the driver the runtime loaded; null when it cannot be had (Note [Kernel
+// launches]).
+DriverLaunch driver_launch() {
+  static const DriverLaunch fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+#if CUDART_VERSION >= 12050
+    const error_t e = cudaGetDriverEntryPointByVersion("cuLaunchKernel", &p, 12000, cudaEnableDefault, &found);
+#else
+    const error_t e = cudaGetDriverEntryPoint("cuLaunchKernel", &p, cudaEnableDefault, &found);
+#endif
+    if (e != kSuccess || found != cudaDriverEntryPointSuccess) {
+      (void)cudaGetLastError();
+      return DriverLaunch{nullptr};
+    }
+    return reinterpret_cast<DriverLaunch>(p);
+  }();
+  return fn;
+}
+
+// The handle of `entry` in the current context (device `device`), looked up on first use.
+CUfunction function_of(const void* entry, KernelSlots& slots, int device) {
+  std::atomic<void*>& slot = slots.fn[device];
+  void* f = slot.load(std::memory_order_acquire);
+  if (f) return static_cast<CUfunction>(f);
+  cudaFunction_t found = nullptr;
+  if (cudaGetFuncBySymbol(&found, entry) != kSuccess) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  slot.store(static_cast<void*>(found), std::memory_order_release);
+  return static_cast<CUfunction>(static_cast<void*>(found));
+}
+#endif
+
+}  // namespace
+
+void launch_kernel(const void* entry, KernelSlots& slots, const LaunchDims& d, void* stream, void** args,
+                   const char* op, int device) {
+  const dim3 grid(d.grid[0], d.grid[1], d.grid[2]), block(d.block[0], d.block[1], d.block[2]);
+#if defined(WICK_GPU_CUDA)
+  if (device >= 0 && device < kLaunchSlots) {
+    const DriverLaunch launch = driver_launch();
+    const CUfunction f = launch ? function_of(entry, slots, device) : nullptr;
+    if (f && launch(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, static_cast<unsigned>(d.shared),
+                    static_cast<CUstream>(stream), args, nullptr) == CUDA_SUCCESS)
+      return;
+  }
+  // No driver entry point or handle, or the launch failed: the runtime launches it, or names
+  // the error.
+  check(cudaLaunchKernel(entry, grid, block, args, d.shared, static_cast<cudaStream_t>(stream)), op, device);
+#else
+  (void)slots;
+  check(hipLaunchKernel(entry, grid, block, args, d.shared, static_cast<hipStream_t>(stream)), op, device);
+#endif
 }
 
 int resident_blocks(const void* kernel, int block, int64_t shared, const char* op, int device) {

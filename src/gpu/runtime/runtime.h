@@ -9,6 +9,8 @@
 // -> wick::DeviceError "[op] cuda error cudaErrorX: text (cuda:0)".
 #pragma once
 
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -37,9 +39,35 @@ void set_device(int device);
 // Free and total memory of `device` as the driver sees it.
 void memory_info(int device, int64_t* free_bytes, int64_t* total_bytes);
 
-// Throws the error of the last kernel launch on this thread, if there was one. Launches are
-// asynchronous; faults during execution surface at the next synchronisation.
-void check_launch(const char* op, int device);
+// Note [Kernel launches]
+// wick's kernels launch through launch<Kernel>(ctx, grid, block, shared, args...) in vendor.cuh,
+// not <<<...>>>. A small op is mostly its launch, and the runtime's launch costs the host more than
+// the driver's: on the H100 machine one small kernel took 3.49 us per <<<...>>>, 3.47 per
+// cudaLaunchKernel and 3.18 per cuLaunchKernel (4.48 / 4.13 / 3.90 on a slower host), and the
+// runtime's lookup of the kernel among wick's thousands added more: a chain of [16] adds took
+// 1.2-1.7 us more than a bare driver launch through <<<...>>>, 0.5-0.6 us more through launch()
+// (scripts/probes/launch_paths.sh, session 31). launch() looks each kernel's handle up once per
+// device (cudaGetFuncBySymbol: the handle the runtime itself launches, so cudaFuncSetAttribute
+// applies to it), keeps it in a static slot of its own instantiation, and calls cuLaunchKernel
+// through the entry point the runtime hands out (no link against libcuda: wick still loads where
+// there is no driver). The driver's result replaces the cudaGetLastError call after each launch.
+// Without the entry point or a handle, for a device ordinal beyond the slots, or when
+// cuLaunchKernel fails, the kernel goes to cudaLaunchKernel instead, so a failure is reported with
+// the runtime's error name and text as before. HIP launches through hipLaunchKernel (what
+// <<<...>>> does there).
+inline constexpr int kLaunchSlots = 16;  // devices whose kernel handles launch() keeps
+struct KernelSlots {
+  std::atomic<void*> fn[kLaunchSlots] = {};
+};
+struct LaunchDims {
+  unsigned grid[3];
+  unsigned block[3];
+  size_t shared;
+};
+// Queues `entry` (a __global__ function's address) on `stream` with one pointer per parameter in
+// `args`; throws DeviceError naming `op` when the launch fails. `slots` caches its handles.
+void launch_kernel(const void* entry, KernelSlots& slots, const LaunchDims& dims, void* stream, void** args,
+                   const char* op, int device);
 
 // Lets `kernel` (the address of a __global__ function) launch with `bytes` of dynamic shared
 // memory, above the default 48 KB per block when the device allows it (up to

@@ -3,10 +3,13 @@
 // src/gpu/runtime spells a vendor name. See Note [One GPU source, two builds] in src/gpu/config.h.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <tuple>
 #include <type_traits>
 
 #include "gpu/config.h"
+#include "gpu/runtime/runtime.h"
 
 #if defined(WICK_GPU_CUDA)
 #include <cuda_runtime.h>
@@ -22,8 +25,35 @@ namespace wick::WICK_GPU_NS::gpu {
 
 using native_stream_t = WICK_VENDOR(Stream_t);
 
-// The stream handle for a kernel launch (<<<grid, block, smem, native_stream(s.native())>>>).
+// The runtime's stream handle of a gpu::Stream::native().
 inline native_stream_t native_stream(void* stream) { return static_cast<native_stream_t>(stream); }
+
+namespace launch_detail {
+
+template <class... P, class... A>
+void with_params(void (*kernel)(P...), KernelSlots& slots, const LaunchDims& dims, void* stream, const char* op,
+                 int device, const A&... args) {
+  static_assert(sizeof...(P) == sizeof...(A), "launch: the argument count differs from the kernel's");
+  // The kernel's own parameter types, converted as a call would convert them.
+  std::tuple<std::remove_cv_t<P>...> params{static_cast<std::remove_cv_t<P>>(args)...};
+  std::apply(
+      [&](auto&... p) {
+        void* ptrs[sizeof...(P) + 1] = {static_cast<void*>(&p)...};
+        launch_kernel(reinterpret_cast<const void*>(kernel), slots, dims, stream, ptrs, op, device);
+      },
+      params);
+}
+
+}  // namespace launch_detail
+
+// Kernel<<<grid, block, shared, ctx.stream>>>(args...), with ctx's op and device in the error,
+// for less host time (Note [Kernel launches] in runtime.h). Ctx: kern::LaunchCtx.
+template <auto Kernel, class Ctx, class... A>
+void launch(const Ctx& ctx, dim3 grid, dim3 block, size_t shared, const A&... args) {
+  static KernelSlots slots;
+  launch_detail::with_params(Kernel, slots, LaunchDims{{grid.x, grid.y, grid.z}, {block.x, block.y, block.z}, shared},
+                             ctx.stream, ctx.op, ctx.device, args...);
+}
 
 // Note [Warp size]
 // The warp (wavefront) width is a property of the architecture being compiled: 32 on NVIDIA and on
