@@ -1,7 +1,7 @@
 // Host time per launch: the runtime's and the driver's launch of one small kernel beside wick's
-// own paths (its backend and kernel entry points, and whole small ops), interleaved in 7 rounds
-// of 5000 calls each, median per row (Note [Kernel launches] in src/gpu/runtime/runtime.h). Links
-// against libwick: scripts/probes/launch_paths.sh builds and runs it on the GPU machine.
+// own paths (its backend and kernel entry points, a user kernel, whole small ops), interleaved in
+// 7 rounds of 5000 calls each, median per row (Note [Kernel launches] in src/gpu/runtime/runtime.h).
+// Links against libwick: scripts/probes/launch_paths.sh builds and runs it on the GPU machine.
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -58,6 +58,12 @@ int main() {
   cudaFunction_t fn = nullptr;
   cudaGetFuncBySymbol(&fn, reinterpret_cast<const void*>(add16));
 
+  const Module m = compile_module(d, "probe_add16", R"(
+    extern "C" __global__ void add16(float* y, const float* a, const float* b, int n) {
+      const int i = threadIdx.x;
+      if (i < n) y[i] = a[i] + b[i];
+    })");
+  const CustomOp user_add16(m, "add16");
   const Tensor x = Tensor::rand_uniform({16}, DType::F32, -1, 1, d);
   const Tensor y = Tensor::empty({16}, DType::F32, d);
   const TensorArg ax(x), ay(y);
@@ -70,6 +76,7 @@ int main() {
       {"cuLaunchKernel add16",
        [&] { cuLaunchKernel(static_cast<CUfunction>(static_cast<void*>(fn)), 1, 1, 1, 32, 1, 1, 0, s, args, nullptr); },
        {}},
+      {"CustomOp add16 (NVRTC)", [&] { user_add16(LaunchConfig::linear(32), y, x, x, int32_t{16}); }, {}},
       {"kern::binary_arith add", [&] { cuda::kern::binary_arith(ctx, Op::Add, ax, ax, ay); }, {}},
       {"GpuBackend::binary add", [&] { gb.binary(Op::Add, ax, ax, ay); }, {}},
       {"Tensor::empty [16]", [&] { chain = Tensor::empty({16}, DType::F32, d); }, {}},

@@ -365,6 +365,11 @@ std::vector<size_t> kernel_param_sizes(void* fn) noexcept {
 void launch_kernel(void* fn, const uint32_t grid[3], const uint32_t block[3], uint32_t shared_bytes, void** args,
                    const Stream& s, const char* op) {
 #if defined(WICK_GPU_CUDA)
+  // fn is a cudaKernel_t, which the driver launches in the current context (Note [Kernel launches]);
+  // on failure the runtime's launch names the error.
+  if (driver_launch_kernel(fn, LaunchDims{{grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, shared_bytes},
+                           s.native(), args))
+    return;
   const error_t e = cudaLaunchKernel(fn, dim3(grid[0], grid[1], grid[2]), dim3(block[0], block[1], block[2]), args,
                                      shared_bytes, native_stream(s.native()));
   const bool bad_config = e == cudaErrorInvalidConfiguration || e == cudaErrorInvalidValue;

@@ -152,33 +152,41 @@ DriverLaunch driver_launch() {
 }
 
 // The handle of `entry` in the current context (device `device`), looked up on first use.
-CUfunction function_of(const void* entry, KernelSlots& slots, int device) {
+void* function_of(const void* entry, KernelSlots& slots, int device) {
   std::atomic<void*>& slot = slots.fn[device];
   void* f = slot.load(std::memory_order_acquire);
-  if (f) return static_cast<CUfunction>(f);
+  if (f) return f;
   cudaFunction_t found = nullptr;
   if (cudaGetFuncBySymbol(&found, entry) != kSuccess) {
     (void)cudaGetLastError();
     return nullptr;
   }
   slot.store(static_cast<void*>(found), std::memory_order_release);
-  return static_cast<CUfunction>(static_cast<void*>(found));
+  return static_cast<void*>(found);
 }
 #endif
 
 }  // namespace
 
+bool driver_launch_kernel(void* fn, const LaunchDims& d, void* stream, void** args) noexcept {
+#if defined(WICK_GPU_CUDA)
+  const DriverLaunch launch = driver_launch();
+  return fn && launch &&
+         launch(static_cast<CUfunction>(fn), d.grid[0], d.grid[1], d.grid[2], d.block[0], d.block[1], d.block[2],
+                static_cast<unsigned>(d.shared), static_cast<CUstream>(stream), args, nullptr) == CUDA_SUCCESS;
+#else
+  (void)fn, (void)d, (void)stream, (void)args;
+  return false;
+#endif
+}
+
 void launch_kernel(const void* entry, KernelSlots& slots, const LaunchDims& d, void* stream, void** args,
                    const char* op, int device) {
   const dim3 grid(d.grid[0], d.grid[1], d.grid[2]), block(d.block[0], d.block[1], d.block[2]);
 #if defined(WICK_GPU_CUDA)
-  if (device >= 0 && device < kLaunchSlots) {
-    const DriverLaunch launch = driver_launch();
-    const CUfunction f = launch ? function_of(entry, slots, device) : nullptr;
-    if (f && launch(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, static_cast<unsigned>(d.shared),
-                    static_cast<CUstream>(stream), args, nullptr) == CUDA_SUCCESS)
-      return;
-  }
+  if (device >= 0 && device < kLaunchSlots && driver_launch() &&
+      driver_launch_kernel(function_of(entry, slots, device), d, stream, args))
+    return;
   // No driver entry point or handle, or the launch failed: the runtime launches it, or names
   // the error.
   check(cudaLaunchKernel(entry, grid, block, args, d.shared, static_cast<cudaStream_t>(stream)), op, device);

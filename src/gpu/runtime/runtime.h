@@ -53,8 +53,9 @@ void memory_info(int device, int64_t* free_bytes, int64_t* total_bytes);
 // there is no driver). The driver's result replaces the cudaGetLastError call after each launch.
 // Without the entry point or a handle, for a device ordinal beyond the slots, or when
 // cuLaunchKernel fails, the kernel goes to cudaLaunchKernel instead, so a failure is reported with
-// the runtime's error name and text as before. HIP launches through hipLaunchKernel (what
-// <<<...>>> does there).
+// the runtime's error name and text as before. User kernels (module.cu) launch their library's
+// CUkernel through the driver in the same way. HIP launches through hipLaunchKernel (what
+// <<<...>>> does there) and hipModuleLaunchKernel.
 inline constexpr int kLaunchSlots = 16;  // devices whose kernel handles launch() keeps
 struct KernelSlots {
   std::atomic<void*> fn[kLaunchSlots] = {};
@@ -68,6 +69,11 @@ struct LaunchDims {
 // `args`; throws DeviceError naming `op` when the launch fails. `slots` caches its handles.
 void launch_kernel(const void* entry, KernelSlots& slots, const LaunchDims& dims, void* stream, void** args,
                    const char* op, int device);
+// Queues `fn` (a CUfunction, or a CUkernel of a loaded library: Note [Kernel module cache]'s
+// modules) through the driver's cuLaunchKernel; false, with nothing queued and no error state left
+// behind, when fn is null, the entry point is missing or the launch fails (the caller then goes
+// through the runtime, which names the error). Always false on HIP.
+bool driver_launch_kernel(void* fn, const LaunchDims& dims, void* stream, void** args) noexcept;
 
 // Lets `kernel` (the address of a __global__ function) launch with `bytes` of dynamic shared
 // memory, above the default 48 KB per block when the device allows it (up to
