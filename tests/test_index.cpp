@@ -294,7 +294,8 @@ TEST_P(IndexTest, CopyFromIntoATransposedWindow) {
 
 // A source that shares bytes with the destination is read as it was before the copy: a matrix
 // into its own transpose (large enough for the CPU's tiled transpose), a window shifted by one, a
-// broadcast of one of the destination's own rows; the very same view copies onto itself.
+// broadcast of one of the destination's own rows; the very same view copies onto itself (short
+// and long rows).
 TEST_P(IndexTest, CopyFromAnOverlappingSource) {
   const Device d = GetParam();
   const int64_t n = 100;
@@ -314,6 +315,8 @@ TEST_P(IndexTest, CopyFromAnOverlappingSource) {
   EXPECT_EQ(m.to_vector<float>(), (std::vector<float>{5, 6, 5, 6, 5, 6}));
   m.copy_from(m);
   EXPECT_EQ(m.to_vector<float>(), (std::vector<float>{5, 6, 5, 6, 5, 6}));
+  x.copy_from(x);  // rows long enough for the CPU's copy of whole runs (Note [CPU copies of runs])
+  EXPECT_EQ(x.to_vector<float>(), got);
 }
 
 WICK_INSTANTIATE_DEVICES(IndexTest);

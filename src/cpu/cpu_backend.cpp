@@ -364,10 +364,35 @@ bool copy_transposed(const TensorArg& src, const TensorArg& dst) {
   return true;
 }
 
+// Note [CPU copies of runs]
+// A same-type copy whose layouts, collapsed, end in a dim of unit stride on both sides (a clone,
+// x.transpose(1, 2).contiguous() of [B, T, H, D] attention heads, a narrowed view made contiguous)
+// moves each run of that dim with one memmove (a view copied onto itself is one call with equal
+// pointers, which memcpy leaves undefined), the runs split across threads, instead of map<T, T>'s
+// element loop. The [1, 128, 32, 64] bf16 head transpose of `wick bench --llm`, 20 calls on one
+// core under callgrind (Release build): 10.4M -> 7.1M instructions (5.3M of them the walk over the
+// runs, 1.7M memmove). Runs shorter than kMinRunBytes keep the element loop.
+constexpr int64_t kMinRunBytes = 32;
+
+bool copy_runs(const TensorArg& src, const TensorArg& dst) {
+  if (src.dtype != dst.dtype) return false;
+  const Collapsed<2> c = collapse<2>(dst.shape(), {&dst.layout.strides(), &src.layout.strides()});
+  const size_t rank = c.shape.size();
+  const int64_t es = dtype_size(dst.dtype), inner = c.shape[rank - 1];
+  if (c.numel == 0 || c.strides[0][rank - 1] != 1 || c.strides[1][rank - 1] != 1 || inner * es < kMinRunBytes)
+    return false;
+  char* const out = static_cast<char*>(dst.data) + dst.layout.offset() * es;
+  const char* const in = static_cast<const char*>(src.data) + src.layout.offset() * es;
+  for_each_piece<2>(c, std::min(inner, kGrain), [&](const std::array<int64_t, 2>& off, int64_t n, const auto&) {
+    std::memmove(out + off[0] * es, in + off[1] * es, static_cast<size_t>(n * es));
+  });
+  return true;
+}
+
 }  // namespace
 
 void CpuBackend::cast(const TensorArg& src, const TensorArg& dst) {
-  if (copy_transposed(src, dst)) return;
+  if (copy_transposed(src, dst) || copy_runs(src, dst)) return;
   dispatch(src.dtype, [&]<class S>() {
     dispatch(dst.dtype, [&]<class D>() {
       if (const auto kernel = simd::converter<D, S>()) return map_vec<D, S>(kernel, dst, src);
