@@ -383,7 +383,7 @@ bool copy_runs(const TensorArg& src, const TensorArg& dst) {
     return false;
   char* const out = static_cast<char*>(dst.data) + dst.layout.offset() * es;
   const char* const in = static_cast<const char*>(src.data) + src.layout.offset() * es;
-  for_each_piece<2>(c, std::min(inner, kGrain), [&](const std::array<int64_t, 2>& off, int64_t n, const auto&) {
+  for_each_chunk<2>(c, [&](const std::array<int64_t, 2>& off, int64_t n, const auto&) {
     std::memmove(out + off[0] * es, in + off[1] * es, static_cast<size_t>(n * es));
   });
   return true;

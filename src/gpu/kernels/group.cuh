@@ -9,8 +9,8 @@
 // and merged by a second butterfly (one shared load and log2(warps) shuffles; merging the warps'
 // values one after another took 15 dependent shared loads for a group of 512). Every thread gets
 // the same result, and the order of merges is fixed by the launch shape, so results are
-// deterministic. Every thread of the block must call it the
-// same number of times (it synchronises the block when G > warp size).
+// deterministic. Every thread of the block must call it the same number of times (it
+// synchronises the block when G > warp size).
 #pragma once
 
 #include <cstdint>

@@ -184,8 +184,7 @@ void launch_kernel(const void* entry, KernelSlots& slots, const LaunchDims& d, v
                    const char* op, int device) {
   const dim3 grid(d.grid[0], d.grid[1], d.grid[2]), block(d.block[0], d.block[1], d.block[2]);
 #if defined(WICK_GPU_CUDA)
-  if (device >= 0 && device < kLaunchSlots && driver_launch() &&
-      driver_launch_kernel(function_of(entry, slots, device), d, stream, args))
+  if (device >= 0 && device < kLaunchSlots && driver_launch_kernel(function_of(entry, slots, device), d, stream, args))
     return;
   // No driver entry point or handle, or the launch failed: the runtime launches it, or names
   // the error.
