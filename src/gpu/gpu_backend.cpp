@@ -14,12 +14,7 @@ GpuShared::GpuShared(int ordinal)
       cache_limit(props.total_memory > 0 ? std::min(kBlockCacheMax, props.total_memory / 8) : kBlockCacheMax) {}
 
 GpuBackend::GpuBackend(int ordinal, uint32_t id, GpuShared& shared)
-    : ordinal_(ordinal),
-      id_(id),
-      shared_(shared),
-      props_(shared.props),
-      stream_(ordinal),
-      side_fence_(ordinal, /*timing=*/false) {
+    : ordinal_(ordinal), id_(id), shared_(shared), props_(shared.props), stream_(ordinal) {
   auto cache = std::make_unique<BlockCache>();
   cache->stream = &stream_;
   std::lock_guard<std::mutex> g(shared_.mu);

@@ -149,11 +149,6 @@ class GpuBackend final : public Backend {
   int ordinal() const { return ordinal_; }
   const gpu::DeviceProperties& properties() const { return props_; }
   const gpu::Stream& stream() const { return stream_; }
-  // A second stream of this handle, of the highest priority, made on first use, for short work
-  // that runs beside the main stream's (the index ops' id check, Note [GPU index kernels]), and an
-  // event for ordering it after the main stream's work so far.
-  const gpu::Stream& side_stream();
-  gpu::Event& side_fence() { return side_fence_; }
 
  private:
   // Makes this device current on the calling thread and describes a launch on its stream.
@@ -169,9 +164,6 @@ class GpuBackend final : public Backend {
   gpu::DeviceProperties props_;
   gpu::Stream stream_;
   BlockCache* cache_ = nullptr;  // owned by shared_.caches
-  std::once_flag side_once_;
-  std::unique_ptr<gpu::Stream> side_;
-  gpu::Event side_fence_;
 };
 
 // The provider src/backend/backend.cpp asks for devices (as wick::cuda_provider / rocm_provider).
@@ -181,28 +173,28 @@ GpuShared& shared_state(int ordinal);
 // Gives the cached pinned staging blocks of the asynchronous host copies back (gpu_streams.cpp).
 void release_staging();
 
-// A few bytes of pinned host memory that kernels queued on stream `s` of b write directly, and a
-// fence after them that the host can wait for without waiting for other work (gpu_streams.cpp).
-// Made inside an op (after its enter()). The index ops use it to learn the result of their id check
-// while their gather kernel is still running.
-class PinnedResult {
+// Slots of pinned host memory that a kernel on b's stream writes while it runs, each once, and
+// that the host reads as soon as they are written, without waiting for the kernel to finish (the
+// id check of index_select, Note [GPU index kernels]; gpu_streams.cpp). Made inside an op (after
+// its enter()); every slot holds kPending until the kernel writes it.
+class PinnedSlots {
  public:
-  PinnedResult(GpuBackend& b, const gpu::Stream& s);
-  ~PinnedResult();  // waits for the kernels that may write the block, then gives it back
-  PinnedResult(const PinnedResult&) = delete;
-  PinnedResult& operator=(const PinnedResult&) = delete;
-  void* data() const { return block_; }  // for kernels, and for the host after wait()
-  // Records the fence after the work queued so far on the stream.
-  void fence();
-  // Waits for the fence. Throws DeviceError for a fault in the work before it.
-  const void* wait();
+  static constexpr unsigned long long kPending = ~0ULL;
+  PinnedSlots(GpuBackend& b, int count);
+  ~PinnedSlots();  // unless every slot was read written: waits for the stream first
+  PinnedSlots(const PinnedSlots&) = delete;
+  PinnedSlots& operator=(const PinnedSlots&) = delete;
+  unsigned long long* data() const { return slots_; }  // for kernels
+  // Waits until no slot holds kPending and returns the least value. Throws DeviceError for a
+  // fault in the stream's work, and when the stream finished with a slot still unwritten.
+  unsigned long long wait_least(const char* op);
 
  private:
   const gpu::Stream& s_;
-  void* block_ = nullptr;
+  unsigned long long* slots_ = nullptr;
+  int count_ = 0;
   int64_t capacity_ = 0;
-  gpu::Event done_;
-  bool fenced_ = false, waited_ = false;
+  bool read_ = false;
 };
 
 }  // namespace wick::WICK_GPU_NS

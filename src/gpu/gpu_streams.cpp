@@ -1,6 +1,7 @@
 // The GPU backend's fences (Note [Cross-stream use] in src/backend/backend.h), device-to-device and
 // peer copies, and the stream-ordered host copies of Tensor::to(device, true).
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <utility>
@@ -185,40 +186,46 @@ void GpuBackend::copy_to_host_async(void* dst, const void* src, int64_t nbytes, 
   queue_finish(stream_, job);
 }
 
-const gpu::Stream& GpuBackend::side_stream() {
-  std::call_once(side_once_, [&] { side_ = std::make_unique<gpu::Stream>(ordinal_, /*high_priority=*/true); });
-  return *side_;
-}
+// ---- pinned slots ----------------------------------------------------------------------------
 
-// ---- pinned results --------------------------------------------------------------------------
-
-PinnedResult::PinnedResult(GpuBackend& b, const gpu::Stream& s) : s_(s), done_(b.ordinal(), /*timing=*/false) {
-  const Block blk = staging().take(1, b.ordinal());
-  block_ = blk.data;
+PinnedSlots::PinnedSlots(GpuBackend& b, int count) : s_(b.stream()), count_(count) {
+  const Block blk = staging().take(count * static_cast<int64_t>(sizeof(unsigned long long)), b.ordinal());
+  slots_ = static_cast<unsigned long long*>(blk.data);
   capacity_ = blk.capacity;
+  // Written before the kernel is queued: the launch orders these stores before the kernel's.
+  for (int i = 0; i < count; ++i) slots_[i] = kPending;
 }
 
-PinnedResult::~PinnedResult() {
+PinnedSlots::~PinnedSlots() {
   try {
-    if (!fenced_)
-      s_.synchronize("result");  // a kernel may have been queued without the fence
-    else if (!waited_)
-      done_.synchronize();
-    staging().give(Block{block_, capacity_});
+    if (!read_) s_.synchronize("result");  // a kernel queued to write the slots may still do so
+    staging().give(Block{slots_, capacity_});
   } catch (...) {
     // A faulted stream: a kernel may still write the block, so it stays out of the pool.
   }
 }
 
-void PinnedResult::fence() {
-  done_.record(s_);
-  fenced_ = true;
-}
-
-const void* PinnedResult::wait() {
-  done_.synchronize();
-  waited_ = true;
-  return block_;
+unsigned long long PinnedSlots::wait_least(const char* op) {
+  unsigned long long least = kPending;
+  for (int i = 0; i < count_; ++i) {
+    const std::atomic_ref<unsigned long long> slot(slots_[i]);
+    unsigned long long v = slot.load(std::memory_order_acquire);
+    // The stream is asked now and then (a few microseconds apart) whether it has faulted, or has
+    // finished without writing the slot, which would be a bug in the kernel.
+    for (unsigned spin = 1; v == kPending; ++spin) {
+      if (spin % 1024 == 0 && s_.query(op)) {
+        v = slot.load(std::memory_order_acquire);
+        if (v == kPending)
+          throw DeviceError(std::string("[") + op + "] a kernel finished without posting its result (" + kBackendName +
+                            ":" + std::to_string(s_.device()) + ")");
+        break;
+      }
+      v = slot.load(std::memory_order_acquire);
+    }
+    least = std::min(least, v);
+  }
+  read_ = true;
+  return least;
 }
 
 }  // namespace wick::WICK_GPU_NS

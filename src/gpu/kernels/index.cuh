@@ -2,6 +2,7 @@
 // choice and the slicing of Note [GPU launch plans], and the atomic adds of scatter_add / index_add.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <type_traits>
@@ -96,20 +97,29 @@ inline constexpr uint32_t kIdTypes = dtype_bit(DType::U8) | dtype_bit(DType::U32
 // Queues the check of every id of `ids` against [0, size): the smallest row-major position of an
 // offending id ends up in *first_bad, which must hold a value >= ids.numel() beforehand.
 void check_ids(const LaunchCtx& ctx, const TensorArg& ids, int64_t size, unsigned long long* first_bad);
-// Ids that check_ids_one_block takes, and its block size.
-inline constexpr int64_t kOneBlockIds = int64_t{1} << 16;
-inline constexpr int kOneBlockThreads = 1024;
-// Queues one block that checks the ids of 1-D `ids` (at most kOneBlockIds) against [0, size) and
-// writes the position of the first offending one, or ids.numel(), to *result (pinned host memory).
-void check_ids_one_block(const LaunchCtx& ctx, const TensorArg& ids, int64_t size, unsigned long long* result);
+// The id check that blocks of a gather's own, added to its grid, run and post to pinned host memory,
+// one slot per block (Note [GPU index kernels]): 1-D `ids`, `count` blocks and slots, each block
+// reading kPostedIds ids or more.
+struct IdPost {
+  const TensorArg* ids = nullptr;
+  unsigned long long* slots = nullptr;
+  int count = 0;
+  bool taken = false;  // by the gather's first launch
+};
+inline constexpr int64_t kPostedIds = 512;
+inline constexpr int kPostedSlots = 64;
+inline int posted_slots(int64_t ids) {
+  return static_cast<int>(std::clamp<int64_t>((ids + kPostedIds - 1) / kPostedIds, 1, kPostedSlots));
+}
 // Writes `value` to *flag (stream-ordered).
 void set_flag(const LaunchCtx& ctx, unsigned long long* flag, unsigned long long value);
 // dst[i] = src[i + ids[i] * src_dim_stride] over dst's shape, ids in [0, size) along `dim`;
 // src_strides and ids_strides are laid over dst's shape (src's is 0 at the indexed dim). An id out
-// of range writes a zero and sets *bad to 1.
+// of range writes a zero and sets *bad to 1 (bad may be null). With `post`, the gather's first
+// blocks also run that check.
 void gather(const LaunchCtx& ctx, const TensorArg& dst, const TensorArg& src, const Strides& src_strides,
             int64_t src_dim_stride, int64_t size, const TensorArg& ids, const Strides& ids_strides, int dim,
-            unsigned long long* bad);
+            unsigned long long* bad, IdPost* post = nullptr);
 // dst[i + ids[i] * dst_dim_stride] = (or +=) src[i] over `shape`; every stride list is laid over it.
 void scatter(const LaunchCtx& ctx, const TensorArg& dst, const Strides& dst_strides, int64_t dst_dim_stride,
              const TensorArg& src, const Strides& src_strides, const TensorArg& ids, const Strides& ids_strides,

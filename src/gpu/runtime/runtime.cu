@@ -234,16 +234,10 @@ void allow_dynamic_shared(const void* kernel, int64_t bytes, const char* op, int
 
 // ---- streams and events ----------------------------------------------------------------------
 
-Stream::Stream(int device, bool high_priority) : device_(device) {
+Stream::Stream(int device) : device_(device) {
   set_device(device);
   native_stream_t s = nullptr;
-  if (high_priority) {
-    int least = 0, greatest = 0;  // numerically lower is more urgent
-    check(WICK_VENDOR(DeviceGetStreamPriorityRange)(&least, &greatest), "stream", device);
-    check(WICK_VENDOR(StreamCreateWithPriority)(&s, WICK_VENDOR(StreamNonBlocking), greatest), "stream", device);
-  } else {
-    check(WICK_VENDOR(StreamCreateWithFlags)(&s, WICK_VENDOR(StreamNonBlocking)), "stream", device);
-  }
+  check(WICK_VENDOR(StreamCreateWithFlags)(&s, WICK_VENDOR(StreamNonBlocking)), "stream", device);
   handle_ = s;
 }
 
@@ -253,6 +247,16 @@ Stream::~Stream() {
 
 void Stream::synchronize(const char* op) const {
   check(WICK_VENDOR(StreamSynchronize)(native_stream(handle_)), op, device_);
+}
+
+bool Stream::query(const char* op) const {
+  const error_t e = WICK_VENDOR(StreamQuery)(native_stream(handle_));
+  if (e == WICK_VENDOR(ErrorNotReady)) {
+    (void)WICK_VENDOR(GetLastError)();  // not an error: leave none behind in the last-error state
+    return false;
+  }
+  check(e, op, device_);
+  return true;
 }
 
 void Stream::wait(const Event& e) const {

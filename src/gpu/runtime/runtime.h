@@ -88,9 +88,8 @@ int resident_blocks(const void* kernel, int block, int64_t shared, const char* o
 
 class Stream {
  public:
-  // A non-blocking stream on `device`; high_priority: the device's most urgent stream priority,
-  // whose blocks the scheduler starts before the waiting blocks of other streams.
-  explicit Stream(int device, bool high_priority = false);
+  // A non-blocking stream on `device`.
+  explicit Stream(int device);
   ~Stream();
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
@@ -98,6 +97,8 @@ class Stream {
   int device() const { return device_; }
   // Waits for everything queued so far; throws DeviceError for a fault in that work.
   void synchronize(const char* op = "synchronize") const;
+  // Whether everything queued so far has finished; throws DeviceError for a fault in that work.
+  bool query(const char* op) const;
   // Work queued on this stream later waits for `e`'s last record (which may be on another
   // device); the host does not wait.
   void wait(const class Event& e) const;
