@@ -232,8 +232,8 @@ TEST(GpuIndex, PostedIdCheckFindsTheFirstBadIdInAnySlice) {
   const int64_t n = 40000, rows = 64;
   std::vector<int64_t> good(static_cast<size_t>(2 * n));
   for (size_t i = 0; i < good.size(); ++i) good[i] = static_cast<int64_t>((i * 2654435761u) % rows);
-  const auto ids_of = [&](std::vector<int64_t> v, DType t) {
-    return Tensor::from_vector(v, {n, 2}).to_dtype(t).select(1, 0);  // stride 2
+  const auto ids_of = [&](const std::vector<int64_t>& v, DType t, const Device& on) {
+    return Tensor::from_vector(v, {n, 2}).to_dtype(t).to(on).select(1, 0);  // stride 2 (to() makes contiguous)
   };
   const std::vector<std::vector<int64_t>> bad_at = {{0}, {624}, {625}, {20000}, {n - 1}, {30001, 1250}};
   for (const Device& d : devs) {
@@ -243,22 +243,23 @@ TEST(GpuIndex, PostedIdCheckFindsTheFirstBadIdInAnySlice) {
       for (DType t : {DType::I64, DType::U32, DType::U8}) {
         SCOPED_TRACE(std::string(wick::dtype_name(t)) + " ids, rows of " + std::to_string(s[1]) + " on " +
                      d.location());
-        const Tensor ids = ids_of(good, t);
-        EXPECT_EQ(bytes_of(xd.index_select(ids.to(d), 0)), bytes_of(x.index_select(ids, 0)));
+        const Tensor ids = ids_of(good, t, d);
+        ASSERT_EQ(ids.strides()[0], 2);
+        EXPECT_EQ(bytes_of(xd.index_select(ids, 0)), bytes_of(x.index_select(ids_of(good, t, Device::cpu()), 0)));
         for (const std::vector<int64_t>& at : bad_at) {
           std::vector<int64_t> v = good;
           int64_t value = rows + 1;
           for (int64_t pos : at) v[static_cast<size_t>(2 * pos)] = value++;
-          const Tensor bid = ids_of(v, t);
-          const std::string cpu = message_of([&] { (void)x.index_select(bid, 0); });
+          const Tensor bid = ids_of(v, t, d);
+          const std::string cpu = message_of([&] { (void)x.index_select(ids_of(v, t, Device::cpu()), 0); });
           ASSERT_NE(cpu, "no IndexError");
-          EXPECT_EQ(message_of([&] { (void)xd.index_select(bid.to(d), 0); }),
+          EXPECT_EQ(message_of([&] { (void)xd.index_select(bid, 0); }),
                     cpu.substr(0, cpu.rfind("(cpu)")) + "(" + d.location() + ")");
         }
         if (t == DType::I64) {
           std::vector<int64_t> v = good;
           v[2 * 777] = -3;
-          const Tensor bid = ids_of(v, t).to(d);
+          const Tensor bid = ids_of(v, t, d);
           EXPECT_EQ(message_of([&] { (void)xd.index_select(bid, 0); }),
                     "[index_select] index -3 out of range for dim 0 of size 64 (" + d.location() + ")");
         }
