@@ -115,8 +115,8 @@ inline int posted_slots(int64_t ids) {
 void set_flag(const LaunchCtx& ctx, unsigned long long* flag, unsigned long long value);
 // dst[i] = src[i + ids[i] * src_dim_stride] over dst's shape, ids in [0, size) along `dim`;
 // src_strides and ids_strides are laid over dst's shape (src's is 0 at the indexed dim). An id out
-// of range writes a zero and sets *bad to 1 (bad may be null). With `post`, the gather's first
-// blocks also run that check.
+// of range writes a zero and sets *bad to 1; with `post`, blocks of the gather's own, added to its
+// grid, run that posted check instead, and bad is not written (it may be null).
 void gather(const LaunchCtx& ctx, const TensorArg& dst, const TensorArg& src, const Strides& src_strides,
             int64_t src_dim_stride, int64_t size, const TensorArg& ids, const Strides& ids_strides, int dim,
             unsigned long long* bad, IdPost* post = nullptr);
