@@ -343,14 +343,13 @@ void CpuBackend::rand_normal(const TensorArg& dst, double mean, double std, Rand
 
 namespace {
 
-// A same-type copy of a source transposed against a row-major dst (x.t().contiguous()) by simd's
-// transpose kernel, a tile at a time (Note [CPU transpose] in simd.cpp); false, having written
-// nothing, where the operands are not so laid out or the elements are not of 2, 4 or 8 bytes.
-bool copy_transposed(const TensorArg& src, const TensorArg& dst) {
+// A same-type copy (c: the collapsed layouts, dst first) of a source transposed against a row-major
+// dst (x.t().contiguous()) by simd's transpose kernel, a tile at a time (Note [CPU transpose] in
+// simd.cpp); false, having written nothing, where the operands are not so laid out or the elements
+// are not of 2, 4 or 8 bytes.
+bool copy_transposed(const Collapsed<2>& c, const TensorArg& src, const TensorArg& dst) {
   const int64_t es = dtype_size(dst.dtype);
-  // (a contiguous source, the common cast, is ruled out before collapsing the layouts)
-  if (src.dtype != dst.dtype || (es != 2 && es != 4 && es != 8) || src.layout.is_contiguous()) return false;
-  const Collapsed<2> c = collapse<2>(dst.shape(), {&dst.layout.strides(), &src.layout.strides()});
+  if ((es != 2 && es != 4 && es != 8) || src.layout.is_contiguous()) return false;
   const size_t rank = c.shape.size();
   if (c.numel == 0 || !transposed_operand(c, 1) || transposed_operand(c, 0) || c.strides[0][rank - 1] != 1)
     return false;
@@ -374,9 +373,7 @@ bool copy_transposed(const TensorArg& src, const TensorArg& dst) {
 // runs, 1.7M memmove). Runs shorter than kMinRunBytes keep the element loop.
 constexpr int64_t kMinRunBytes = 32;
 
-bool copy_runs(const TensorArg& src, const TensorArg& dst) {
-  if (src.dtype != dst.dtype) return false;
-  const Collapsed<2> c = collapse<2>(dst.shape(), {&dst.layout.strides(), &src.layout.strides()});
+bool copy_runs(const Collapsed<2>& c, const TensorArg& src, const TensorArg& dst) {
   const size_t rank = c.shape.size();
   const int64_t es = dtype_size(dst.dtype), inner = c.shape[rank - 1];
   if (c.numel == 0 || c.strides[0][rank - 1] != 1 || c.strides[1][rank - 1] != 1 || inner * es < kMinRunBytes)
@@ -389,10 +386,18 @@ bool copy_runs(const TensorArg& src, const TensorArg& dst) {
   return true;
 }
 
+// A same-type copy by tiles or by runs (the two above), the layouts collapsed once for both; false,
+// having written nothing, where neither applies.
+bool copy_same_type(const TensorArg& src, const TensorArg& dst) {
+  if (src.dtype != dst.dtype) return false;
+  const Collapsed<2> c = collapse<2>(dst.shape(), {&dst.layout.strides(), &src.layout.strides()});
+  return copy_transposed(c, src, dst) || copy_runs(c, src, dst);
+}
+
 }  // namespace
 
 void CpuBackend::cast(const TensorArg& src, const TensorArg& dst) {
-  if (copy_transposed(src, dst) || copy_runs(src, dst)) return;
+  if (copy_same_type(src, dst)) return;
   dispatch(src.dtype, [&]<class S>() {
     dispatch(dst.dtype, [&]<class D>() {
       if (const auto kernel = simd::converter<D, S>()) return map_vec<D, S>(kernel, dst, src);
