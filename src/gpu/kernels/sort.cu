@@ -530,7 +530,7 @@ bool radix_sort_rows(const LaunchCtx& ctx, const SortArgs<T>& a) {
 // Rows longer than the one-block radix sort takes (more than 32768 f32 elements, or 64-bit keys)
 // and longer than one bitonic tile are sorted by an LSD radix sort of 8-bit digits through global
 // memory (over the digits of Note [GPU sort key digits]), three kernels per digit:
-//   1. long_hist_kernel: for each tile of long_tile<T>() positions of a row, the count of every
+//   1. long_hist_kernel: for each tile of tile_len positions of a row, the count of every
 //      digit, hist[row][tile][digit]; the tile also adds its counts to those of its chunk of
 //      chunk_len consecutive tiles, chunk[row][chunk][digit] (zeroed before the first pass).
 //   2. long_scan_kernel: one block per chunk, thread d for digit d. The chunk counts give the
@@ -549,8 +549,21 @@ bool radix_sort_rows(const LaunchCtx& ctx, const SortArgs<T>& a) {
 // index) again, the CPU's. Chunks of about sqrt(tiles) tiles keep step 2 short and spread over
 // the GPU even for one row of millions of elements. Where rows have few tiles and there are few of
 // them (kLongSelfScanTiles, kLongSelfScanReads), there are no chunks and no step 2: each tile of
-// the scatter reads the counts of all its row's tiles and scans them itself, which saves two
-// launches a pass where the launches are most of the time (one row of a vocabulary). Very few long
+// the scatter reads the counts of all its row's tiles and scans them itself (a thread reads 4
+// digits of every 4th tile, 16 bytes at a time; the 4 slices are then summed in shared memory),
+// which saves two launches a pass where the launches are most of the time (one row of a
+// vocabulary). Tiles are kLongThreads * long_items() long (4096 positions for 32-bit keys, 2048
+// for 64-bit ones), or a quarter of that (long_small_items) where the rows' small tiles all fit the
+// GPU at once, two blocks a multiprocessor: one row of 128256 f32 has 32 tiles, which leave 100 of
+// the H100's 132 multiprocessors idle, and each issues its tile's ranking alone; 126 small tiles
+// spread it. Session 33, scripts/probes/sort_shapes.cpp on the H100, descending, ms, large tiles
+// and self-scans of at most 64 tiles against this: f32 [1, 32000] 0.064 -> 0.044, [1, 128256]
+// 0.067 -> 0.054, [1, 151936] 0.068 -> 0.058, [2, 128256] 0.067 -> 0.061; bf16 [1, 32000] 0.034 ->
+// 0.026, [1, 128256] 0.035 -> 0.030 (torch 0.091, 0.095 for the last two there); [4, 128256] and
+// more rows keep the large tiles (0.070 f32 there with either: 504 small tiles take two waves).
+// Counting the next pass's digits in the scatter (global atomics by destination tile) instead of
+// in a histogram kernel of the next pass saved 3-5% on one row and lost 30-50% from 4 rows on
+// (f32 [8, 128256] 0.086 -> 0.127 ms); not kept. Very few long
 // rows (at most kLongFewRows, and no more than the multiprocessors, each at least kLongFewRowsMin
 // long) take this sort even where the one-block radix sort could: one block per row leaves most of
 // the GPU idle, and a row of 32768 f32 takes that block about 85 us. Measured in session 18 on the
@@ -582,17 +595,18 @@ constexpr int64_t kLongFewRows = 16;        // at most this many rows,
 constexpr int64_t kLongFewRowsMin = 24576;  // each at least this long, take this sort
 // Where the scatter finds its positions itself: at most this many tiles a row, and at most
 // kLongSelfScanReads rows of counts read by all tiles together (each tile reads its row's).
-constexpr int64_t kLongSelfScanTiles = 64;
+constexpr int64_t kLongSelfScanTiles = 256;
 constexpr int64_t kLongSelfScanReads = 32768;
 
 template <class T>
 constexpr int long_items() {  // positions per thread: tiles of 4096 (32-bit keys) or 2048
   return sizeof(sort_key_t<T>) == 4 ? 16 : 8;
 }
-
+// Positions per thread in the small tiles of rows that long_items' tiles would leave most
+// multiprocessors without a block.
 template <class T>
-constexpr int long_tile() {
-  return kLongThreads * long_items<T>();
+constexpr int long_small_items() {
+  return long_items<T>() / 4;
 }
 
 template <class T>
@@ -609,6 +623,7 @@ struct LongPass {
   int64_t chunks;     // per row
   bool self_scan;     // the scatter finds its positions in hist itself: no chunks, no scan kernel
   int shift;
+  int tile_len;  // kLongThreads * the scatter's items
 };
 
 // The element at position q of row r in this pass's input.
@@ -627,10 +642,9 @@ __device__ __forceinline__ uint32_t long_digit(const LongPass<T>& p, T v) {
 template <class T>
 __device__ __forceinline__ void long_range(const LongPass<T>& p, int64_t b, int64_t* r, int64_t (&off)[3], int64_t* q0,
                                            int* len) {
-  constexpr int64_t kTileLen = long_tile<T>();
   *r = b / p.tiles;
-  *q0 = (b % p.tiles) * kTileLen;
-  *len = static_cast<int>(p.a.n - *q0 < kTileLen ? p.a.n - *q0 : kTileLen);
+  *q0 = (b % p.tiles) * p.tile_len;
+  *len = static_cast<int>(p.a.n - *q0 < p.tile_len ? p.a.n - *q0 : p.tile_len);
   row_offsets(p.a.m, *r, off);
 }
 
@@ -690,38 +704,55 @@ __global__ void __launch_bounds__(kLongThreads) long_scan_kernel(uint32_t* hist,
   }
 }
 
+// The self-scan of long_start reads the counts 4 digits a thread, slice s of the threads taking
+// every kScanSlices-th tile from tile s.
+constexpr int kScanSlices = kLongThreads * 4 / kDigits;
+
 // Shared memory of one tile of the scatter.
-template <class T>
+template <class T, int Items>
 struct LongShared {
-  static constexpr int kWarps = kLongThreads / gpu::warp_size();
+  static constexpr int kWarps = kLongThreads / gpu::warp_size(), kTile = kLongThreads * Items;
   uint16_t cnt[kWarps][kDigits];  // counts per (warp, digit), then the warp's first tile position
   int64_t base[kDigits];          // row position of the tile's digit run, less its tile position
   uint32_t part[2][kDigits];      // block_exclusive_scan's
-  // The tile in (digit, rank) order; elements as their bits (HIP allows no __shared__ variable
-  // with a constructor, and bf16, f16 and f8e4m3 have one).
-  raw_t<T> val[long_tile<T>()];
-  uint32_t idx[long_tile<T>()];
-  uint8_t digit[long_tile<T>()];
+  union alignas(16) {
+    // The tile in (digit, rank) order; elements as their bits (HIP allows no __shared__ variable
+    // with a constructor, and bf16, f16 and f8e4m3 have one).
+    struct {
+      raw_t<T> val[kTile];
+      uint32_t idx[kTile];
+      uint8_t digit[kTile];
+    } tile;
+    uint32_t slice[2][kScanSlices][kDigits];  // long_start's sums per slice: before, total
+  };
 };
 
 // Thread t: the row position of tile b's first element of digit t, from the scan kernel, or where
 // rows have few tiles, from the counts of the row's tiles. Every thread of the block calls it.
-template <class T>
-__device__ __forceinline__ uint32_t long_start(const LongPass<T>& p, int64_t b, int64_t r,
-                                               uint32_t (&part)[2][kDigits]) {
+template <class T, int Items>
+__device__ __forceinline__ uint32_t long_start(const LongPass<T>& p, int64_t b, int64_t r, LongShared<T, Items>& sh) {
   const int t = static_cast<int>(threadIdx.x);
   if (!p.self_scan) return p.hist[b * kDigits + t];
-  const uint32_t* h = p.hist + r * p.tiles * kDigits + t;
+  // Thread t: digits 4g .. 4g + 3 of tiles s, s + kScanSlices, ...
+  constexpr int kGroups = kDigits / 4;
+  const int g = t % kGroups, s = t / kGroups;
+  const uint4* h = reinterpret_cast<const uint4*>(p.hist + r * p.tiles * kDigits) + g;
   const int64_t mine = b - r * p.tiles;
-  uint32_t before = 0, total = 0;
-#pragma unroll 16
-  for (int64_t k = 0; k < p.tiles; ++k) {
-    const uint32_t v = h[k * kDigits];
-    before += k < mine ? v : 0u;
-    total += v;
+  uint4 before{0, 0, 0, 0}, total{0, 0, 0, 0};
+#pragma unroll 8
+  for (int64_t k = s; k < p.tiles; k += kScanSlices) {
+    const uint4 v = h[k * kGroups];
+    total.x += v.x, total.y += v.y, total.z += v.z, total.w += v.w;
+    if (k < mine) before.x += v.x, before.y += v.y, before.z += v.z, before.w += v.w;
   }
+  reinterpret_cast<uint4*>(sh.slice[0][s])[g] = before;
+  reinterpret_cast<uint4*>(sh.slice[1][s])[g] = total;
+  __syncthreads();
+  uint32_t b_sum = 0, t_sum = 0;  // thread t: digit t
+#pragma unroll
+  for (int k = 0; k < kScanSlices; ++k) b_sum += sh.slice[0][k][t], t_sum += sh.slice[1][k][t];
   uint32_t all = 0;
-  return block_exclusive_scan(total, part, &all) + before;
+  return block_exclusive_scan(t_sum, sh.part, &all) + b_sum;
 }
 
 // Stores the pair (v, source index s) at sorted position q of a row.
@@ -732,10 +763,10 @@ __device__ __forceinline__ void store_pair(const SortArgs<T>& a, const int64_t (
 }
 
 // Tile b (positions [q0, q0 + len) of row r): ranks, reorders and writes it.
-template <class T>
+template <class T, int kItems>
 __device__ __forceinline__ void long_tile_pass(const LongPass<T>& p, const int64_t (&off)[3], int64_t b, int64_t r,
-                                               int64_t q0, int len, LongShared<T>& sh) {
-  constexpr int kItems = long_items<T>(), W = LongShared<T>::kWarps;
+                                               int64_t q0, int len, LongShared<T, kItems>& sh) {
+  constexpr int W = LongShared<T, kItems>::kWarps;
   constexpr int ws = gpu::warp_size();
   auto& cnt = sh.cnt;
   const int t = static_cast<int>(threadIdx.x), lane = t % ws, w = t / ws;
@@ -749,7 +780,7 @@ __device__ __forceinline__ void long_tile_pass(const LongPass<T>& p, const int64
     val[it] = j < len ? long_value(p, off, r, q0 + j) : T();
     idx[it] = j < len ? (p.idx_in ? p.idx_in[r * p.a.n + q0 + j] : static_cast<uint32_t>(q0 + j)) : 0u;
   }
-  const uint32_t start = long_start(p, b, r, sh.part);
+  const uint32_t start = long_start(p, b, r, sh);
   gpu::syncwarp();                    // the warp's counters are zero
   uint32_t rank[(kItems + 1) / 2];    // two 16-bit ranks a register
   uint32_t digits[(kItems + 3) / 4];  // four digits a register
@@ -780,16 +811,16 @@ __device__ __forceinline__ void long_tile_pass(const LongPass<T>& p, const int64
     if ((w * kItems + it) * ws + lane < len) {
       const uint32_t d = digits[it / 4] >> (8 * (it % 4)) & 0xffu;
       const int at = cnt[w][d] + static_cast<int>(rank[it / 2] >> (16 * (it % 2)) & 0xffffu);
-      sh.val[at] = bits_of<raw_t<T>>(val[it]);
-      sh.idx[at] = idx[it];
-      sh.digit[at] = static_cast<uint8_t>(d);
+      sh.tile.val[at] = bits_of<raw_t<T>>(val[it]);
+      sh.tile.idx[at] = idx[it];
+      sh.tile.digit[at] = static_cast<uint8_t>(d);
     }
   }
   __syncthreads();
   for (int i = t; i < len; i += kLongThreads) {
-    const T v = bits_of<T>(sh.val[i]);
-    const uint32_t x = sh.idx[i];
-    const int64_t q = sh.base[sh.digit[i]] + i;
+    const T v = bits_of<T>(sh.tile.val[i]);
+    const uint32_t x = sh.tile.idx[i];
+    const int64_t q = sh.base[sh.tile.digit[i]] + i;
     if (p.vals_out) {
       p.vals_out[r * p.a.n + q] = v;
       p.idx_out[r * p.a.n + q] = x;
@@ -802,9 +833,9 @@ __device__ __forceinline__ void long_tile_pass(const LongPass<T>& p, const int64
 
 // Two blocks per multiprocessor: at most 128 registers (Note [GPU long-row radix sort] on three
 // and four).
-template <class T>
+template <class T, int Items>
 __global__ void __launch_bounds__(kLongThreads, 2) long_scatter_kernel(LongPass<T> p) {
-  __shared__ LongShared<T> sh;
+  __shared__ LongShared<T, Items> sh;
   for (int64_t b = blockIdx.x; b < p.a.rows * p.tiles; b += gridDim.x) {
     int64_t r, q0, off[3];
     int len;
@@ -818,9 +849,14 @@ __global__ void __launch_bounds__(kLongThreads, 2) long_scatter_kernel(LongPass<
 template <class T>
 bool long_radix_sort(const LaunchCtx& ctx, Backend& be, const SortArgs<T>& a) {
   if (a.n > int64_t{UINT32_MAX}) return false;
-  constexpr int kTileLen = long_tile<T>();
   constexpr int first = first_key_bit<T>() / 8, passes = key_bits<T>() / 8 - first;
-  const int64_t tiles = (a.n + kTileLen - 1) / kTileLen, total = a.rows * a.n;
+  const int64_t big = kLongThreads * long_items<T>();
+  const int64_t small_len = kLongThreads * long_small_items<T>();
+  // Small tiles where they all fit the GPU at once (two blocks a multiprocessor), so few rows
+  // spread over more multiprocessors.
+  const bool small = a.rows * ((a.n + small_len - 1) / small_len) <= 2 * static_cast<int64_t>(ctx.multiprocessors);
+  const int tile_len = static_cast<int>(small ? small_len : big);
+  const int64_t tiles = (a.n + tile_len - 1) / tile_len, total = a.rows * a.n;
   // Rows of few tiles: the scatter reads the counts of all the row's tiles itself. Otherwise chunks
   // of about sqrt(tiles) tiles.
   const bool self_scan = tiles <= kLongSelfScanTiles && a.rows * tiles * tiles <= kLongSelfScanReads;
@@ -841,8 +877,8 @@ bool long_radix_sort(const LaunchCtx& ctx, Backend& be, const SortArgs<T>& a) {
         0, chunk0, passes * chunk_words);
   }
   const unsigned grid = row_grid(a.rows * tiles);
-  LongPass<T> p{a,       nullptr, nullptr,   nullptr, nullptr,   static_cast<uint32_t*>(hist.get()),
-                nullptr, tiles,   chunk_len, chunks,  self_scan, 0};
+  LongPass<T> p{a,         nullptr, nullptr,   nullptr, nullptr, static_cast<uint32_t*>(hist.get()), nullptr, tiles,
+                chunk_len, chunks,  self_scan, 0,       tile_len};
   for (int pass = 0; pass < passes; ++pass) {
     const bool last = pass == passes - 1;
     p.shift = 8 * (first + pass);
@@ -854,7 +890,10 @@ bool long_radix_sort(const LaunchCtx& ctx, Backend& be, const SortArgs<T>& a) {
       gpu::launch<long_scan_kernel>(ctx, row_grid(a.rows * chunks), kLongThreads, 0, p.hist, p.chunk, a.rows, tiles,
                                     chunk_len, chunks);
     }
-    gpu::launch<long_scatter_kernel<T>>(ctx, grid, kLongThreads, 0, p);
+    if (small)
+      gpu::launch<long_scatter_kernel<T, long_small_items<T>()>>(ctx, grid, kLongThreads, 0, p);
+    else
+      gpu::launch<long_scatter_kernel<T, long_items<T>()>>(ctx, grid, kLongThreads, 0, p);
     p.vals_in = p.vals_out;
     p.idx_in = p.idx_out;
   }
