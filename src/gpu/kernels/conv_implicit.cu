@@ -782,7 +782,7 @@ void conv_tile(const LaunchCtx& ctx, DType t, const void* x, const void* wt, voi
         with_tile_width(a.tw, [&]<int TW>() {
           constexpr auto kernel = conv_tile_kernel<T, TW>;
           const int64_t bytes = TileShape<TW>::bytes(static_cast<int>(sizeof(T)));
-          gpu::allow_dynamic_shared(reinterpret_cast<const void*>(kernel), bytes, ctx.op, ctx.device);
+          gpu::allow_dynamic_shared<kernel>(bytes, ctx.op, ctx.device);
           gpu::launch<kernel>(ctx, grid, 256, static_cast<size_t>(bytes), static_cast<const T*>(x),
                               static_cast<const T*>(wt), static_cast<T*>(out), a);
         });

@@ -318,7 +318,7 @@ void conv_winograd(const LaunchCtx& ctx, Backend& be, const float* x, const Wino
   const int64_t filters = static_cast<int64_t>(a.groups) * q.cgp * q.cogp;
   gpu::launch<winograd_filter_kernel>(ctx, flat_grid(filters), kBlock, 0, w, a.cg, a.cog, q.cgp, q.cogp, filters,
                                       static_cast<float*>(u.get()));
-  gpu::allow_dynamic_shared(reinterpret_cast<const void*>(winograd_kernel), kSmemBytes, ctx.op, ctx.device);
+  gpu::allow_dynamic_shared<winograd_kernel>(kSmemBytes, ctx.op, ctx.device);
   const dim3 grid(static_cast<unsigned>((q.tiles + kTiles - 1) / kTiles),
                   static_cast<unsigned>(static_cast<int64_t>(a.groups) * q.co_tiles));
   gpu::launch<winograd_kernel>(ctx, grid, kThreads, static_cast<size_t>(kSmemBytes), x,

@@ -348,7 +348,7 @@ bool gather_rows(const LaunchCtx& ctx, const TensorArg& dst, const TensorArg& sr
         by_size(elem, [&]<class U>() {
           posted_or_not(post, [&]<bool kPosted>() {
             constexpr auto kernel = gather_rows_kernel<U, I, kPosted>;
-            gpu::allow_dynamic_shared(reinterpret_cast<const void*>(kernel), bytes, ctx.op, ctx.device);
+            gpu::allow_dynamic_shared<kernel>(bytes, ctx.op, ctx.device);
             for_each_row_slice<3>(dst.shape(), {&dst.layout.strides(), &src_strides, &ids_strides},
                                   [&](const RowMeta<3>& m, int64_t n, const std::array<int64_t, 3>& base) {
                                     const PostedCheck<I> check = take_check<I>(post, static_cast<uint64_t>(len));

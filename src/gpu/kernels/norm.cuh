@@ -540,8 +540,7 @@ void run_lastdim(const LaunchCtx& ctx, const LastDimRows& L, const TensorArg& sr
     const int64_t blocks = (static_cast<int64_t>(a.rows) + per_block - 1) / per_block;
     const unsigned grid = capped_grid(ctx, blocks);
     const auto launch = [&]<auto kernel>() {
-      if (shape.shared > 0)
-        gpu::allow_dynamic_shared(reinterpret_cast<const void*>(kernel), shape.shared, ctx.op, ctx.device);
+      if (shape.shared > 0) gpu::allow_dynamic_shared<kernel>(shape.shared, ctx.op, ctx.device);
       gpu::launch<kernel>(ctx, grid, block, static_cast<size_t>(shape.shared), a, p);
     };
     switch (shape.path) {

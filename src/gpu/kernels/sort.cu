@@ -520,7 +520,7 @@ bool radix_sort_rows(const LaunchCtx& ctx, const SortArgs<T>& a) {
     const int64_t bytes = threads * kRowItems * 6 + threads * kRowRows * 4 + threads / ws * 4;
     if (bytes > ctx.shared_per_block) return false;
     constexpr auto kernel = radix_sort_kernel<T>;
-    gpu::allow_dynamic_shared(reinterpret_cast<const void*>(kernel), bytes, ctx.op, ctx.device);
+    gpu::allow_dynamic_shared<kernel>(bytes, ctx.op, ctx.device);
     gpu::launch<kernel>(ctx, row_grid(a.rows), static_cast<unsigned>(threads), static_cast<size_t>(bytes), a);
     return true;
   }

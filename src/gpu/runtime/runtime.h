@@ -79,11 +79,13 @@ bool driver_launch_kernel(void* fn, const LaunchDims& dims, void* stream, void**
 // memory, above the default 48 KB per block when the device allows it (up to
 // shared_per_block_optin), and asks for the largest shared memory carve-out, so that several
 // such blocks fit on one multiprocessor. Runtime calls only when `bytes` exceeds what was already
-// allowed for that kernel on that device.
+// allowed for that kernel on that device. Kernels call the form of vendor.cuh, which keeps the
+// answer per kernel and device without a lock.
 void allow_dynamic_shared(const void* kernel, int64_t bytes, const char* op, int device);
 
 // How many blocks of `block` threads (and `shared` bytes of dynamic shared memory) of `kernel` fit
-// on one multiprocessor of the current device (`device`) at once; cached per kernel, device and shape.
+// on one multiprocessor of the current device (`device`) at once; cached per kernel, device and shape
+// (and, in the form of vendor.cuh, per kernel and device for the last shape, without a lock).
 int resident_blocks(const void* kernel, int block, int64_t shared, const char* op, int device);
 
 class Stream {

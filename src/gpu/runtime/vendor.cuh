@@ -3,6 +3,7 @@
 // src/gpu/runtime spells a vendor name. See Note [One GPU source, two builds] in src/gpu/config.h.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <tuple>
@@ -53,6 +54,36 @@ void launch(const Ctx& ctx, dim3 grid, dim3 block, size_t shared, const A&... ar
   static KernelSlots slots;
   launch_detail::with_params(Kernel, slots, LaunchDims{{grid.x, grid.y, grid.z}, {block.x, block.y, block.z}, shared},
                              ctx.stream, ctx.op, ctx.device, args...);
+}
+
+// allow_dynamic_shared and resident_blocks (runtime.h) for one kernel, each with a cache of its own
+// per device that spares the locked lookup of the untyped forms at every launch.
+template <auto Kernel>
+void allow_dynamic_shared(int64_t bytes, const char* op, int device) {
+  static std::atomic<int64_t> allowed[kLaunchSlots] = {};
+  const bool slot = device >= 0 && device < kLaunchSlots;
+  if (slot && allowed[device].load(std::memory_order_acquire) >= bytes) return;
+  allow_dynamic_shared(reinterpret_cast<const void*>(Kernel), bytes, op, device);
+  if (!slot) return;
+  int64_t have = allowed[device].load(std::memory_order_relaxed);
+  while (have < bytes && !allowed[device].compare_exchange_weak(have, bytes, std::memory_order_release)) {
+  }
+}
+
+template <auto Kernel>
+int resident_blocks(int block, int64_t shared, const char* op, int device) {
+  // Per device, the last shape asked and its answer: (block << 20 | shared) << 32 | (answer + 1).
+  static std::atomic<uint64_t> last[kLaunchSlots] = {};
+  const bool slot =
+      device >= 0 && device < kLaunchSlots && block > 0 && block < (1 << 11) && shared >= 0 && shared < (1 << 20);
+  const uint64_t key = (static_cast<uint64_t>(block) << 20 | static_cast<uint64_t>(shared)) << 32;
+  if (slot) {
+    const uint64_t v = last[device].load(std::memory_order_relaxed);
+    if ((v >> 32) << 32 == key) return static_cast<int>(v & 0xffffffffu) - 1;
+  }
+  const int n = resident_blocks(reinterpret_cast<const void*>(Kernel), block, shared, op, device);
+  if (slot) last[device].store(key | static_cast<uint64_t>(n + 1), std::memory_order_relaxed);
+  return n;
 }
 
 // Note [Warp size]
