@@ -417,15 +417,16 @@ struct SortBitPatterns {
 };
 
 // Row lengths around the GPU's tile sizes (1, 2, not powers of two, longer than shared memory, many
-// tiles of the long-row radix sort with a partial last one), few distinct keys (stability), NaN,
-// infinities and zeros of both signs.
+// tiles of the long-row radix sort with a partial last one; one row of 100003 takes its small tiles,
+// scanned by the scatter for 32-bit keys and by chunks for 64-bit ones), few distinct keys
+// (stability), NaN, infinities and zeros of both signs.
 TEST_P(Reduce, SortMatchesTheReferenceOnManyRowLengths) {
   const Device d = GetParam();
   const float fpool[] = {kNaNf, -0.f, 0.f, 1.5f, -1.5f, kInf, -kInf, 3.f, -kNaNf, 1e-30f, -2.f};
   const double dpool[] = {std::nan(""), -0.0, 0.0, 1.5, -1.5, 1e300, -1e300, 3.0, -std::nan(""), 4e-320};
   SortRandom next{12345};
-  for (int64_t n : {1, 2, 3, 1000, 5000, 20000, 32768, 70000, 200003}) {
-    const int64_t rows = n > 5000 ? 2 : 3;
+  for (int64_t n : {1, 2, 3, 1000, 5000, 20000, 32768, 70000, 100003, 200003}) {
+    const int64_t rows = n == 100003 ? 1 : n > 5000 ? 2 : 3;
     std::vector<float> f(static_cast<size_t>(rows * n));
     std::vector<double> g(f.size());
     std::vector<int64_t> i64(f.size());
