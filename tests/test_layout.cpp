@@ -368,6 +368,25 @@ TEST_P(Views, PermutedCopiesThatKeepTheLastDim) {
   }
 }
 
+// Permuted copies large enough that a CPU splits their runs across threads (Note [CPU copies of
+// runs]): the attention head transpose [1, T, 32, 64] -> [1, 32, T, 64] of 512 KB of bf16, and of
+// f32 with T = 131, whose runs do not divide evenly among the threads.
+TEST_P(Views, LargePermutedCopiesOfRuns) {
+  const Device d = GetParam();
+  for (const auto& [dt, t] : {std::pair{DType::BF16, int64_t{128}}, std::pair{DType::F32, int64_t{131}}}) {
+    SCOPED_TRACE(dtype_name(dt));
+    const int64_t h = 32, e = 64;
+    std::vector<int64_t> xv(static_cast<size_t>(t * h * e));
+    for (size_t k = 0; k < xv.size(); ++k) xv[k] = static_cast<int64_t>(k * 37 % 251);
+    const Tensor x = Tensor::from_vector(xv, {1, t, h, e}, d).to_dtype(dt);
+    std::vector<int64_t> want;
+    for (int64_t k = 0; k < h; ++k)
+      for (int64_t j = 0; j < t; ++j)
+        for (int64_t l = 0; l < e; ++l) want.push_back(xv[static_cast<size_t>((j * h + k) * e + l)]);
+    EXPECT_EQ(vals(x.transpose(1, 2).contiguous().to_dtype(DType::I64)), want);
+  }
+}
+
 template <class E, class F>
 void expect_error(F&& f, const std::vector<std::string>& parts) {
   try {

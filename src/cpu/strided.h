@@ -54,17 +54,18 @@ Collapsed<N> collapse(const Shape& shape, const std::array<const Strides*, N>& s
 }
 
 // Calls row(offsets, n, inner_strides) over the innermost rows cut into pieces of at most `block`
-// elements, the pieces split across threads; offsets are element offsets relative to each
-// operand's base (layout offset not included). c must not be empty.
+// elements, the pieces split across threads, a thread per grain_elems elements at most; offsets
+// are element offsets relative to each operand's base (layout offset not included). c must not be
+// empty.
 template <size_t N, class Row>
-void for_each_piece(const Collapsed<N>& c, int64_t block, Row&& row) {
+void for_each_piece(const Collapsed<N>& c, int64_t block, Row&& row, int64_t grain_elems = kGrain) {
   const size_t rank = c.shape.size();
   const int64_t inner = c.shape[rank - 1];
   const int64_t rows = c.numel / inner;
   const int64_t per_row = (inner + block - 1) / block;
   std::array<int64_t, N> st;
   for (size_t k = 0; k < N; ++k) st[k] = c.strides[k][rank - 1];
-  const int64_t grain = std::max<int64_t>(1, kGrain / block);
+  const int64_t grain = std::max<int64_t>(1, grain_elems / block);
   parallel_for(rows * per_row, grain, [&](int64_t begin, int64_t end) {
     // multi-index of the first row over the outer dims, and the operands' offsets there
     std::vector<int64_t> idx(rank, 0);
