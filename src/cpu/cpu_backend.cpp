@@ -387,6 +387,7 @@ bool copy_runs(const Collapsed<2>& c, const TensorArg& src, const TensorArg& dst
     return false;
   char* const out = static_cast<char*>(dst.data) + dst.layout.offset() * es;
   const char* const in = static_cast<const char*>(src.data) + src.layout.offset() * es;
+  // Below kCopyParallelBytes one grain spans the whole copy, which then runs inline.
   const int64_t grain = c.numel * es < kCopyParallelBytes ? c.numel : std::max<int64_t>(1, kCopyGrainBytes / es);
   for_each_piece<2>(
       c, std::min(inner, kGrain),
