@@ -286,7 +286,7 @@ void register_resampling(Cases& cases) {
 // ---- rope -----------------------------------------------------------------------------------
 
 void register_rope(Cases& cases) {
-  const Shape shapes[] = {{2, 3, 5, 8}, {6, 4}};
+  const Shape shapes[] = {{2, 3, 5, 8}, {6, 4}, {4, 9, 32}};  // the last on 16-byte vectors of pairs
   for (bool inter : {false, true})
     for (const Shape& base : shapes)
       cases.push_back({inter ? Op::RopeI : Op::Rope, base.str(), kAllLayouts, [inter, base](Ctx& c) {

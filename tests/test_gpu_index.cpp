@@ -222,6 +222,45 @@ TEST(GpuIndex, GatherRunsMatchCpu) {
   }
 }
 
+// rope and rope_i on 16-byte vectors of pairs (Note [GPU rope vectors]) and on the element path
+// where a layout rules vectors out: every float dtype, views made on each device, against the
+// CPU's bytes (small integers, so the products are exact on both sides).
+TEST(GpuIndex, RopeVectorsAndTheirFallbacksMatchCpu) {
+  WICK_REQUIRE_GPU(devs);
+  using View = std::function<Tensor(const Tensor&)>;
+  const View as_is = [](const Tensor& t) { return t; };
+  for (const Device& d : devs) {
+    for (DType t : wick::kAllDTypes) {
+      if (!wick::is_float(t)) continue;
+      SCOPED_TRACE(std::string(wick::dtype_name(t)) + " on " + d.location());
+      // x and the tables as made, then viewed by vx and vt on each device.
+      auto expect_rope = [&](const Shape& xs, const View& vx, const Shape& ts, const View& vt, const char* what) {
+        SCOPED_TRACE(what);
+        const Tensor x = small_ints(xs, t, 7), cs = small_ints(ts, t, 3), sn = small_ints(ts, t, 5);
+        const Tensor xd = vx(x.to(d)), cd = vt(cs.to(d)), sd = vt(sn.to(d));
+        EXPECT_EQ(bytes_of(wick::rope(xd, cd, sd)), bytes_of(wick::rope(vx(x), vt(cs), vt(sn))));
+        EXPECT_EQ(bytes_of(wick::rope_i(xd, cd, sd)), bytes_of(wick::rope_i(vx(x), vt(cs), vt(sn))));
+      };
+      expect_rope({2, 3, 17, 64}, as_is, {17, 32}, as_is, "contiguous");
+      expect_rope(
+          {2, 17, 3, 64}, [](const Tensor& x) { return x.transpose(1, 2); }, {17, 32}, as_is,
+          "heads and positions swapped");
+      expect_rope(
+          {2, 3, 17, 65}, [](const Tensor& x) { return x.narrow(3, 1, 64); }, {17, 32}, as_is,
+          "rows one element off alignment");
+      expect_rope(
+          {2, 3, 17, 64}, as_is, {17, 64}, [](const Tensor& c) { return c.narrow(1, 32, 32); },
+          "tables cut from wider ones");
+      expect_rope(
+          {2, 3, 17, 64}, as_is, {17, 64}, [](const Tensor& c) { return c.narrow(1, 1, 32); },
+          "tables one element off alignment");
+      expect_rope(
+          {2, 3, 17, 64}, as_is, {32, 17}, [](const Tensor& c) { return c.t(); }, "tables transposed");
+      expect_rope({5, 24}, as_is, {5, 12}, as_is, "12 pairs a row");
+    }
+  }
+}
+
 // index_select's id check in the gather's first blocks, posted to pinned host memory (Note [GPU
 // index kernels]): 40000 ids in 64 slices of 625, ids strided (every other element of a buffer),
 // rows moved as short runs (the flat kernel) and long ones (the run kernel), for each id dtype.

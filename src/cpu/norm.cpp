@@ -19,28 +19,6 @@
 namespace wick::cpu {
 namespace {
 
-template <class T, class C>
-void load_row(const T* p, int64_t n, int64_t s, C* buf) {
-  if (s == 1 && simd::converter<C, T>()) {
-    simd::converter<C, T>()(p, buf, n);
-  } else if (s == 1) {
-    for (int64_t i = 0; i < n; ++i) buf[i] = static_cast<C>(p[i]);
-  } else {
-    for (int64_t i = 0; i < n; ++i) buf[i] = static_cast<C>(p[i * s]);
-  }
-}
-
-template <class T, class C>
-void store_row(const C* buf, int64_t n, T* p, int64_t s) {
-  if (s == 1 && simd::converter<T, C>()) {
-    simd::converter<T, C>()(buf, p, n);
-  } else if (s == 1) {
-    for (int64_t i = 0; i < n; ++i) p[i] = convert<T>(buf[i]);
-  } else {
-    for (int64_t i = 0; i < n; ++i) p[i * s] = convert<T>(buf[i]);
-  }
-}
-
 template <class C>
 C row_max(const C* p, int64_t n) {
   constexpr int kL = 16;
@@ -80,18 +58,13 @@ void normalise_rows(const TensorArg& src, const TensorArg& dst, int64_t cost, in
                               thread_local std::vector<C> buf;
                               buf.resize(static_cast<size_t>(g * n));
                               // Rows that lie end to end convert in one call.
-                              auto packed = [&](int k, int64_t s) {
-                                bool p = s == 1;
-                                for (int64_t j = 1; j < g && p; ++j) p = off[j][k] == off[0][k] + j * n;
-                                return p;
-                              };
-                              if (packed(0, ss)) {
+                              if (rows_end_to_end(off, g, 0, ss, n)) {
                                 load_row(in + off[0][0], g * n, 1, buf.data());
                               } else {
                                 for (int64_t j = 0; j < g; ++j) load_row(in + off[j][0], n, ss, buf.data() + j * n);
                               }
                               rows(buf.data(), g, n);
-                              if (packed(1, ds)) {
+                              if (rows_end_to_end(off, g, 1, ds, n)) {
                                 store_row(buf.data(), g * n, out + off[0][1], 1);
                               } else {
                                 for (int64_t j = 0; j < g; ++j) store_row(buf.data() + j * n, n, out + off[j][1], ds);

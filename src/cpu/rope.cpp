@@ -1,13 +1,18 @@
-// Rotary position embeddings on the CPU. x [..., T, D] is walked row by row (a row is the D
-// values of one position); rows are split across threads, and each thread advances a
-// multi-index over the leading dims instead of dividing per row, so any strides cost the same.
+// Rotary position embeddings on the CPU. x [..., T, D] is walked in groups of up to 16 rows (a row
+// is the D values of one position) by for_each_last_dim_rows, with cos and sin as operands of
+// stride 0 on every leading dim but T, so any strides cost the same. A group's rows of x, cosines
+// and sines are widened into buffers of the compute type (one call of simd.h's conversions where
+// the group's rows lie end to end, else one a row), rotated in a loop the compiler vectorises and
+// rounded back once: the [1, 32, 128, 64] bf16 row of the LLM benchmark took 0.059 ms on the lent
+// Xeon converting element by element.
 #include <algorithm>
+#include <array>
 #include <vector>
 
 #include "backend/conv_math.h"
 #include "cpu/cpu_backend.h"
 #include "cpu/dispatch.h"
-#include "cpu/parallel.h"
+#include "cpu/row_loop.h"
 
 namespace wick::cpu {
 
@@ -17,54 +22,45 @@ template <class T>
 void rope_typed(const TensorArg& x, const TensorArg& cs, const TensorArg& sn, const TensorArg& dst, bool interleaved) {
   using A = compute_t<T>;
   const size_t rank = x.shape().size();
-  const size_t lead = rank - 1;  // dims before D; the last of them is T
   const int64_t d = x.shape()[rank - 1], half = d / 2;
-  const int64_t rows = x.numel() / std::max<int64_t>(d, 1);
-  const Strides& xs = x.layout.strides();
-  const Strides& ys = dst.layout.strides();
-  const int64_t xd = xs[rank - 1], yd = ys[rank - 1];
-  const int64_t ct = cs.layout.stride(0), ci = cs.layout.stride(1);
-  const int64_t st = sn.layout.stride(0), si = sn.layout.stride(1);
-  // Element distance between the two members of a pair, and between consecutive pairs.
-  const int64_t x_pair = interleaved ? xd : half * xd, x_step = interleaved ? 2 * xd : xd;
-  const int64_t y_pair = interleaved ? yd : half * yd, y_step = interleaved ? 2 * yd : yd;
+  if (x.numel() == 0 || half == 0) return;
+  const int64_t xd = x.layout.stride(rank - 1), yd = dst.layout.stride(rank - 1);
+  const int64_t ci = cs.layout.stride(1), si = sn.layout.stride(1);
+  Strides cst(rank, 0), sst(rank, 0);  // the last entry is not read
+  cst[rank - 2] = cs.layout.stride(0);
+  sst[rank - 2] = sn.layout.stride(0);
   const T* xp = x.ptr<T>();
   const T* cp = cs.ptr<T>();
   const T* sp = sn.ptr<T>();
   T* yp = dst.ptr<T>();
-  parallel_for(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(d, 1)), [&](int64_t begin, int64_t end) {
-    std::vector<int64_t> idx(lead, 0);
-    int64_t r = begin, xo = 0, yo = 0;
-    for (size_t k = lead; k-- > 0;) {
-      idx[k] = r % x.shape()[k];
-      r /= x.shape()[k];
-      xo += idx[k] * xs[k];
-      yo += idx[k] * ys[k];
-    }
-    for (int64_t row = begin; row < end; ++row) {
-      const int64_t t = idx[lead - 1];
-      const T* xr = xp + xo;
-      T* yr = yp + yo;
-      const T* cr = cp + t * ct;
-      const T* sr = sp + t * st;
-      for (int64_t i = 0; i < half; ++i) {
-        A oa, ob;
-        convmath::rope_rotate<A>(convert<A>(xr[i * x_step]), convert<A>(xr[i * x_step + x_pair]),
-                                 convert<A>(cr[i * ci]), convert<A>(sr[i * si]), &oa, &ob);
-        yr[i * y_step] = convert<T>(oa);
-        yr[i * y_step + y_pair] = convert<T>(ob);
-      }
-      for (size_t k = lead; k-- > 0;) {  // next row
-        ++idx[k];
-        xo += xs[k];
-        yo += ys[k];
-        if (idx[k] < x.shape()[k]) break;
-        xo -= idx[k] * xs[k];
-        yo -= idx[k] * ys[k];
-        idx[k] = 0;
-      }
-    }
-  });
+  // A work of 4 a value (4 reads, 2 products, 2 conversions a pair), as the norms count theirs.
+  for_each_last_dim_rows<4>(x.shape(), {&dst.layout.strides(), &x.layout.strides(), &cst, &sst}, 4 * d, kMaxRowGroup,
+                            [&](const std::array<int64_t, 4>* o, int64_t g) {
+                              thread_local std::vector<A> buf;  // g rows of x, then of cos, of sin, of the result
+                              buf.resize(static_cast<size_t>(g * (2 * d + 2 * half)));
+                              A *xb = buf.data(), *cb = xb + g * d, *sb = cb + g * half, *yb = sb + g * half;
+                              auto load = [&](const T* p, size_t k, int64_t stride, int64_t n, A* to) {
+                                if (rows_end_to_end(o, g, k, stride, n)) return load_row(p + o[0][k], g * n, 1, to);
+                                for (int64_t j = 0; j < g; ++j) load_row(p + o[j][k], n, stride, to + j * n);
+                              };
+                              load(xp, 1, xd, d, xb);
+                              load(cp, 2, ci, half, cb);
+                              load(sp, 3, si, half, sb);
+                              for (int64_t j = 0; j < g; ++j) {
+                                const A *xr = xb + j * d, *c = cb + j * half, *s = sb + j * half;
+                                A* yr = yb + j * d;
+                                if (interleaved) {
+                                  for (int64_t i = 0; i < half; ++i)
+                                    convmath::rope_rotate<A>(xr[2 * i], xr[2 * i + 1], c[i], s[i], &yr[2 * i],
+                                                             &yr[2 * i + 1]);
+                                } else {
+                                  for (int64_t i = 0; i < half; ++i)
+                                    convmath::rope_rotate<A>(xr[i], xr[half + i], c[i], s[i], &yr[i], &yr[half + i]);
+                                }
+                              }
+                              if (rows_end_to_end(o, g, 0, yd, d)) return store_row(yb, g * d, yp + o[0][0], 1);
+                              for (int64_t j = 0; j < g; ++j) store_row(yb + j * d, d, yp + o[j][0], yd);
+                            });
 }
 
 }  // namespace

@@ -15,6 +15,30 @@
 
 namespace wick::cpu {
 
+// n elements of a row with element stride s, from T to the compute type C (load_row) and back
+// (store_row, rounding once), through simd.h's conversions where the row is contiguous.
+template <class T, class C>
+void load_row(const T* p, int64_t n, int64_t s, C* buf) {
+  if (s == 1 && simd::converter<C, T>()) {
+    simd::converter<C, T>()(p, buf, n);
+  } else if (s == 1) {
+    for (int64_t i = 0; i < n; ++i) buf[i] = static_cast<C>(p[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) buf[i] = static_cast<C>(p[i * s]);
+  }
+}
+
+template <class T, class C>
+void store_row(const C* buf, int64_t n, T* p, int64_t s) {
+  if (s == 1 && simd::converter<T, C>()) {
+    simd::converter<T, C>()(buf, p, n);
+  } else if (s == 1) {
+    for (int64_t i = 0; i < n; ++i) p[i] = convert<T>(buf[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) p[i * s] = convert<T>(buf[i]);
+  }
+}
+
 // Rows a group of for_each_last_dim_rows holds at most.
 inline constexpr int64_t kMaxRowGroup = 16;
 
@@ -60,6 +84,15 @@ void for_each_last_dim_rows(const Shape& shape, const std::array<const Strides*,
       }
     }
   });
+}
+
+// Whether operand k of a group of g rows of n elements (for_each_last_dim_rows's offsets) lies
+// end to end: unit element stride, row j at row 0 plus j * n.
+template <size_t N>
+bool rows_end_to_end(const std::array<int64_t, N>* off, int64_t g, size_t k, int64_t stride, int64_t n) {
+  bool packed = stride == 1;
+  for (int64_t j = 1; j < g && packed; ++j) packed = off[j][k] == off[0][k] + j * n;
+  return packed;
 }
 
 // Calls row(offsets) for every row of the last dim of `shape`: for_each_last_dim_rows one row at a
