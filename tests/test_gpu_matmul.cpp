@@ -3,9 +3,10 @@
 // (stride 0) in one strided-batched call, batch dims that do not merge (host loop), operands BLAS
 // cannot describe (copied first), f8e4m3 through f16 + f32, the matrix-vector kernel (both
 // orientations, 16-byte or element loads, short and long rows, batches, f16's rescaled operands
-// with subnormals, infinities and NaN), the implicit-GEMM conv (partial tiles, groups, strided
-// inputs, transposed at stride 1), batched im2col over samples, groups batched instead of samples,
-// and column buffers past the 1 GiB chunk limit. Every test skips when no GPU is present.
+// with subnormals, infinities and NaN), matrix-vector products along the matrix's unit stride
+// (BLAS), the implicit-GEMM conv (partial tiles, groups, strided inputs, transposed at stride 1),
+// batched im2col over samples, groups batched instead of samples, and column buffers past the 1 GiB
+// chunk limit. Every test skips when no GPU is present.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -182,6 +183,57 @@ TEST(GpuMatmul, MatrixVectorSpecialValues) {
         xi.narrow(0, 11, 1).const_set(Scalar(-INFINITY));
         const Tensor wf = randu({33, k}, t);
         expect_close(wf.to(d).matmul(xi.to(d)), wf.matmul(xi), k, kn + " inf in x");
+      }
+    }
+}
+
+// Matrix-vector products whose matrix has unit stride along the outputs, which gemv_kernel does not
+// take (BLAS runs them): x W with W row-major (m == 1, the decode step's probabilities @ V) and A x
+// with A column-major (n == 1) for 1 to 4100 terms and 8 to 4104 outputs, batches (merged, a broadcast x, dims
+// that do not merge), misaligned outputs, then inf and NaN in W and in x.
+TEST(GpuMatmul, MatrixAlongTheOutputsTimesVectorAgreesWithCpu) {
+  WICK_REQUIRE_GPU(devs);
+  for (const Device& d : devs)
+    for (DType t : kFloats) {
+      const std::string tn(wick::dtype_name(t));
+      for (const int64_t k : {1, 5, 64, 1000, 4100}) {
+        for (const int64_t n : {8, 136, 4104}) {
+          const std::string kn = tn + " k " + std::to_string(k) + " n " + std::to_string(n);
+          const Tensor x = randu({k}, t), w = randu({k, n}, t);
+          const Tensor gx = x.to(d), gw = w.to(d);
+          expect_close(gx.matmul(gw), x.matmul(w), k, kn + " x W");
+          expect_close(gx.reshape({1, k}).matmul(gw), x.reshape({1, k}).matmul(w), k, kn + " x row W");
+          // A x with A [n, k] column-major (A = W^T), x 1-d and a strided column
+          expect_close(gw.t().matmul(gx), w.t().matmul(x), k, kn + " W^T x");
+          const Tensor xs = randu({k, 3}, t);
+          expect_close(gw.t().matmul(xs.to(d).narrow(1, 2, 1)), w.t().matmul(xs.narrow(1, 2, 1)), k,
+                       kn + " W^T strided x");
+          // outputs one element off alignment: BLAS
+          const Tensor wm = randu({k, n + 1}, t).narrow(1, 1, n);
+          expect_close(gx.matmul(wm.to(d)), x.matmul(wm), k, kn + " misaligned W");
+        }
+      }
+      // attention's probabilities @ V over heads, a broadcast x, batch dims that do not merge
+      const Tensor p = randu({32, 1, 4096}, t), v = randu({32, 4096, 128}, t);
+      expect_close(p.to(d).matmul(v.to(d)), p.matmul(v), 4096, tn + " p V");
+      const Tensor x1 = randu({1, 1, 300}, t), w3 = randu({3, 300, 64}, t);
+      expect_close(x1.to(d).matmul(w3.to(d)), x1.matmul(w3), 300, tn + " broadcast x");
+      const Tensor x5 = randu({2, 3, 1, 77}, t), w5 = randu({3, 2, 77, 40}, t);
+      expect_close(x5.to(d).matmul(w5.to(d).transpose(0, 1)), x5.matmul(w5.transpose(0, 1)), 77, tn + " rank 4");
+      if (t == DType::F64 || t == DType::F8E4M3) continue;
+      for (const int64_t k : {40, 4100}) {
+        const std::string kn = tn + " k " + std::to_string(k);
+        Tensor w = randu({k, 64}, t);
+        w.narrow(0, 5, 1).narrow(1, 2, 1).const_set(Scalar(INFINITY));
+        w.narrow(0, 1, 1).narrow(1, 8, 1).const_set(Scalar(-INFINITY));
+        w.narrow(0, k - 1, 1).narrow(1, 8, 1).const_set(Scalar(INFINITY));
+        w.narrow(0, 17, 1).narrow(1, 20, 1).const_set(Scalar(NAN));
+        const Tensor x = randu({k}, t);
+        expect_close(x.to(d).matmul(w.to(d)), x.matmul(w), k, kn + " inf / nan in W");
+        Tensor xi = randu({k}, t);
+        xi.narrow(0, 11, 1).const_set(Scalar(-INFINITY));
+        const Tensor wf = randu({k, 64}, t);
+        expect_close(xi.to(d).matmul(wf.to(d)), xi.matmul(wf), k, kn + " inf in x");
       }
     }
 }

@@ -388,6 +388,12 @@ def make_llm_rows(z):
     row("bmm", f"{nh}x({dims(1, hd)} @ ({dims(C, hd)})^T)", "bf16", 2 * nh * (hd + C * hd + C), 0,
         2 * nh * (hd + C * hd), decode_scores)
 
+    def decode_values(d):
+        p, v = rnd((nh, 1, C), bf16, d), rnd((nh, C, hd), bf16, d)
+        return lambda: torch.matmul(p, v)
+    row("bmm", f"{nh}x({dims(1, C)} @ {dims(C, hd)})", "bf16", 2 * nh * (C + C * hd + hd), 0,
+        2 * nh * (C + C * hd), decode_values)
+
     def append(d):
         a, b = rnd((1, kv, C - 1, hd), bf16, d), rnd((1, kv, 1, hd), bf16, d)
         return lambda: torch.cat((a, b), dim=2)

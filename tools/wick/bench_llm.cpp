@@ -138,6 +138,12 @@ std::vector<Spec> make_llm_specs(const std::string& set) {
         Tensor q = rnd({nh, 1, hd}, D::BF16, d), k = rnd({nh, C, hd}, D::BF16, d);
         return Run([q, k] { (void)q.matmul(k.t()); });
       });
+  // The decode step's probabilities times V: one row times a [C, hd] matrix that lies along hd.
+  row("bmm", std::to_string(nh) + "x(" + dims({1, C}) + " @ " + dims({C, hd}) + ")", "bf16",
+      2 * f(nh) * (f(C) + f(C * hd) + f(hd)), 0, 2 * f(nh) * (f(C) + f(C * hd)), [=](const Device& d) {
+        Tensor p = rnd({nh, 1, C}, D::BF16, d), v = rnd({nh, C, hd}, D::BF16, d);
+        return Run([p, v] { (void)p.matmul(v); });
+      });
   row("cat", dims({1, z.kv, C - 1, hd}) + " + " + dims({1, z.kv, 1, hd}) + " dim 2", "bf16", 4 * f(z.kv * C * hd), 0,
       2 * f(z.kv * C * hd), [=](const Device& d) {
         Tensor a = rnd({1, z.kv, C - 1, hd}, D::BF16, d), b = rnd({1, z.kv, 1, hd}, D::BF16, d);
