@@ -672,7 +672,7 @@ void conv_implicit(const LaunchCtx& ctx, DType t, const void* x, const void* wt,
           gpu::launch<conv_implicit_kernel<T, Phased>>(ctx, grid, kConvThreads<T>, 0, static_cast<const T*>(x),
                                                        static_cast<const T*>(wt), static_cast<T*>(out), a, phases);
         };
-        z > 1 ? run.template operator()<true>() : run.template operator()<false>();
+        by_flag(z > 1, run);
       },
       ctx.op);
 }

@@ -135,16 +135,6 @@ PostedCheck<I> take_check(IdPost* post, uint64_t size) {
   return c;
 }
 
-// f.template operator()<true>() for a gather that posts an id check, else <false>.
-template <class F>
-void posted_or_not(const IdPost* post, F&& f) {
-  if (post != nullptr) {
-    f.template operator()<true>();
-  } else {
-    f.template operator()<false>();
-  }
-}
-
 // Out-of-range ids write a zero and raise *bad, or with kPosted the kernel runs the posted check
 // first instead (Note [GPU index kernels]).
 template <class U, class I, class Index, bool kPosted>
@@ -306,7 +296,7 @@ void gather_launch(const LaunchCtx& ctx, const Plan<3>& p, U* out, const U* src,
     for_each_row_slice<3>(
         shape, {&st[0], &st[1], &st[2]}, [&](const RowMeta<3>& m, int64_t runs, const std::array<int64_t, 3>& base) {
           const PostedCheck<I> check = take_check<I>(post, size);
-          posted_or_not(post, [&]<bool kPosted>() {
+          by_flag(post != nullptr, [&]<bool kPosted>() {
             gpu::launch<gather_runs_kernel<U, I, kPosted>>(ctx, row_grid(runs) + check.blocks, kRunThreads, 0, m, runs,
                                                            p.shape[r], out + base[0], src + base[1], ids + base[2], sds,
                                                            size, bad, check);
@@ -318,7 +308,7 @@ void gather_launch(const LaunchCtx& ctx, const Plan<3>& p, U* out, const U* src,
     const int64_t n = numel_from(p, first);
     const PostedCheck<I> check = take_check<I>(post, size);
     const unsigned grid = std::min(flat_grid(n), static_cast<unsigned>(INT32_MAX) - check.blocks) + check.blocks;
-    posted_or_not(post, [&]<bool kPosted>() {
+    by_flag(post != nullptr, [&]<bool kPosted>() {
       gpu::launch<gather_kernel<U, I, Index, kPosted>>(ctx, grid, kBlock, 0, make_meta<Index, 3>(p, first),
                                                        static_cast<Index>(n), out + off[0], src + off[1], ids + off[2],
                                                        sds, size, bad, check);
@@ -346,7 +336,7 @@ bool gather_rows(const LaunchCtx& ctx, const TensorArg& dst, const TensorArg& sr
       ids.dtype,
       [&]<class I>() {
         by_size(elem, [&]<class U>() {
-          posted_or_not(post, [&]<bool kPosted>() {
+          by_flag(post != nullptr, [&]<bool kPosted>() {
             constexpr auto kernel = gather_rows_kernel<U, I, kPosted>;
             gpu::allow_dynamic_shared<kernel>(bytes, ctx.op, ctx.device);
             for_each_row_slice<3>(dst.shape(), {&dst.layout.strides(), &src_strides, &ids_strides},

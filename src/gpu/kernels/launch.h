@@ -17,6 +17,13 @@ struct LaunchCtx {
   int warp_size = 32;                    // DeviceProperties::warp_size
 };
 
+// f.template operator()<flag>(): a run-time flag as the template argument of a kernel's variant.
+template <class F>
+void by_flag(bool flag, F&& f) {
+  if (flag) return f.template operator()<true>();
+  return f.template operator()<false>();
+}
+
 // creation.cu
 void const_set(const LaunchCtx& ctx, const TensorArg& dst, Scalar value);
 void arange(const LaunchCtx& ctx, const TensorArg& dst, double start, double step);

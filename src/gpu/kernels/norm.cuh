@@ -484,9 +484,7 @@ LastDimRows lastdim_rows(const TensorArg& src, const TensorArg& dst) {
   constexpr int kV = kRowVec<T>;
   L.vec =
       kV > 1 && L.ss == 1 && L.ds == 1 && L.n % kV == 0 && aligned_to(src.ptr<T>(), 16) && aligned_to(dst.ptr<T>(), 16);
-  // (A single row's plan is one dim of size 1 with strides 1, which moves nothing.)
-  for (int d = 0; d < L.plan.rank(); ++d)
-    L.vec = L.vec && (L.plan.shape[d] == 1 || (L.plan.strides[d][0] % kV == 0 && L.plan.strides[d][1] % kV == 0));
+  L.vec = L.vec && L.plan.strides_multiple_of(0, kV) && L.plan.strides_multiple_of(1, kV);
   return L;
 }
 

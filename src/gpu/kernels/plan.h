@@ -52,6 +52,13 @@ struct Plan {
       if (max_off[k] > kLimit) return false;
     return true;
   }
+  // Whether operand k's strides are multiples of v in every dim that moves (size > 1): with an
+  // aligned base, every slice of operand k then starts aligned to v elements (vector paths).
+  bool strides_multiple_of(int k, int64_t v) const {
+    for (int d = 0; d < rank(); ++d)
+      if (shape[d] > 1 && strides[d][k] % v != 0) return false;
+    return true;
+  }
   // Where slice s of the outer dims [0, first) starts in each operand (item 4 of the Note).
   std::array<int64_t, N> slice_offsets(int first, int64_t s) const {
     std::array<int64_t, N> off{};

@@ -124,11 +124,10 @@ bool vectors_fit(const Plan<4>& p, const RopeGeometry& g, const TensorArg& x, co
     return false;
   const int64_t vec[4] = {w, w, v, v};
   const void* ptr[4] = {dst.ptr<char>(), x.ptr<char>(), cs.ptr<char>(), sn.ptr<char>()};
-  for (int k = 0; k < 4; ++k) {
-    if (!aligned_to(static_cast<const char*>(ptr[k]), static_cast<size_t>(vec[k] * elem))) return false;
-    for (int d = 0; d < p.rank(); ++d)
-      if (p.strides[d][k] % vec[k] != 0) return false;
-  }
+  for (int k = 0; k < 4; ++k)
+    if (!aligned_to(static_cast<const char*>(ptr[k]), static_cast<size_t>(vec[k] * elem)) ||
+        !p.strides_multiple_of(k, vec[k]))
+      return false;
   return true;
 }
 

@@ -182,12 +182,10 @@ bool driver_launch_kernel(void* fn, const LaunchDims& d, void* stream, void** ar
 
 void launch_kernel(const void* entry, KernelSlots& slots, const LaunchDims& d, void* stream, void** args,
                    const char* op, int device) {
+  const dim3 grid(d.grid[0], d.grid[1], d.grid[2]), block(d.block[0], d.block[1], d.block[2]);
 #if defined(WICK_GPU_CUDA)
   if (device >= 0 && device < kLaunchSlots && driver_launch_kernel(function_of(entry, slots, device), d, stream, args))
     return;
-#endif
-  const dim3 grid(d.grid[0], d.grid[1], d.grid[2]), block(d.block[0], d.block[1], d.block[2]);
-#if defined(WICK_GPU_CUDA)
   // No driver entry point or handle, or the launch failed: the runtime launches it, or names
   // the error.
   check(cudaLaunchKernel(entry, grid, block, args, d.shared, static_cast<cudaStream_t>(stream)), op, device);
