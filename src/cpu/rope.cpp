@@ -33,8 +33,11 @@ void rope_typed(const TensorArg& x, const TensorArg& cs, const TensorArg& sn, co
   const T* cp = cs.ptr<T>();
   const T* sp = sn.ptr<T>();
   T* yp = dst.ptr<T>();
-  // A work of 4 a value (4 reads, 2 products, 2 conversions a pair), as the norms count theirs.
-  for_each_last_dim_rows<4>(x.shape(), {&dst.layout.strides(), &x.layout.strides(), &cst, &sst}, 4 * d, kMaxRowGroup,
+  // A work of 4 a value (4 reads, 2 products, 2 conversions a pair), as the norms count theirs;
+  // groups of as many rows as make up to kGrain values (at least one), so that a thread's buffers
+  // stay near 3 * kGrain values unless one row is longer.
+  const int64_t group = std::clamp<int64_t>(kGrain / d, 1, kMaxRowGroup);
+  for_each_last_dim_rows<4>(x.shape(), {&dst.layout.strides(), &x.layout.strides(), &cst, &sst}, 4 * d, group,
                             [&](const std::array<int64_t, 4>* o, int64_t g) {
                               thread_local std::vector<A> buf;  // g rows of x, then of cos, of sin, of the result
                               buf.resize(static_cast<size_t>(g * (2 * d + 2 * half)));
