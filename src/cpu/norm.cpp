@@ -57,18 +57,9 @@ void normalise_rows(const TensorArg& src, const TensorArg& dst, int64_t cost, in
                             [&](const std::array<int64_t, 2>* off, int64_t g) {
                               thread_local std::vector<C> buf;
                               buf.resize(static_cast<size_t>(g * n));
-                              // Rows that lie end to end convert in one call.
-                              if (rows_end_to_end(off, g, 0, ss, n)) {
-                                load_row(in + off[0][0], g * n, 1, buf.data());
-                              } else {
-                                for (int64_t j = 0; j < g; ++j) load_row(in + off[j][0], n, ss, buf.data() + j * n);
-                              }
+                              load_rows(in, off, g, 0, ss, n, buf.data());
                               rows(buf.data(), g, n);
-                              if (rows_end_to_end(off, g, 1, ds, n)) {
-                                store_row(buf.data(), g * n, out + off[0][1], 1);
-                              } else {
-                                for (int64_t j = 0; j < g; ++j) store_row(buf.data() + j * n, n, out + off[j][1], ds);
-                              }
+                              store_rows(buf.data(), out, off, g, 1, ds, n);
                             });
 }
 

@@ -42,13 +42,9 @@ void rope_typed(const TensorArg& x, const TensorArg& cs, const TensorArg& sn, co
                               thread_local std::vector<A> buf;  // g rows of x, then of cos, of sin, of the result
                               buf.resize(static_cast<size_t>(g * (2 * d + 2 * half)));
                               A *xb = buf.data(), *cb = xb + g * d, *sb = cb + g * half, *yb = sb + g * half;
-                              auto load = [&](const T* p, size_t k, int64_t stride, int64_t n, A* to) {
-                                if (rows_end_to_end(o, g, k, stride, n)) return load_row(p + o[0][k], g * n, 1, to);
-                                for (int64_t j = 0; j < g; ++j) load_row(p + o[j][k], n, stride, to + j * n);
-                              };
-                              load(xp, 1, xd, d, xb);
-                              load(cp, 2, ci, half, cb);
-                              load(sp, 3, si, half, sb);
+                              load_rows(xp, o, g, 1, xd, d, xb);
+                              load_rows(cp, o, g, 2, ci, half, cb);
+                              load_rows(sp, o, g, 3, si, half, sb);
                               for (int64_t j = 0; j < g; ++j) {
                                 const A *xr = xb + j * d, *c = cb + j * half, *s = sb + j * half;
                                 A* yr = yb + j * d;
@@ -61,8 +57,7 @@ void rope_typed(const TensorArg& x, const TensorArg& cs, const TensorArg& sn, co
                                     convmath::rope_rotate<A>(xr[i], xr[half + i], c[i], s[i], &yr[i], &yr[half + i]);
                                 }
                               }
-                              if (rows_end_to_end(o, g, 0, yd, d)) return store_row(yb, g * d, yp + o[0][0], 1);
-                              for (int64_t j = 0; j < g; ++j) store_row(yb + j * d, d, yp + o[j][0], yd);
+                              store_rows(yb, yp, o, g, 0, yd, d);
                             });
 }
 

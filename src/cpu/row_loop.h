@@ -95,6 +95,21 @@ bool rows_end_to_end(const std::array<int64_t, N>* off, int64_t g, size_t k, int
   return packed;
 }
 
+// load_row / store_row over a group of g rows of n elements of operand k (row j at p + off[j][k],
+// element stride `stride`) and a buffer holding them one after another: one call for rows that lie
+// end to end, else one a row.
+template <size_t N, class T, class C>
+void load_rows(const T* p, const std::array<int64_t, N>* off, int64_t g, size_t k, int64_t stride, int64_t n, C* buf) {
+  if (rows_end_to_end(off, g, k, stride, n)) return load_row(p + off[0][k], g * n, 1, buf);
+  for (int64_t j = 0; j < g; ++j) load_row(p + off[j][k], n, stride, buf + j * n);
+}
+
+template <size_t N, class T, class C>
+void store_rows(const C* buf, T* p, const std::array<int64_t, N>* off, int64_t g, size_t k, int64_t stride, int64_t n) {
+  if (rows_end_to_end(off, g, k, stride, n)) return store_row(buf, g * n, p + off[0][k], 1);
+  for (int64_t j = 0; j < g; ++j) store_row(buf + j * n, n, p + off[j][k], stride);
+}
+
 // Calls row(offsets) for every row of the last dim of `shape`: for_each_last_dim_rows one row at a
 // time.
 template <size_t N, class F>

@@ -112,16 +112,12 @@ void rope_launch(const LaunchCtx& ctx, const Plan<4>& p, const RopeGeometry& g, 
   });
 }
 
-// Whether chunks of v pairs can be vectors (Note [GPU rope vectors]): unit-stride last dims, whole
-// chunks per row, and every vector of x and dst (2v elements for rope_i, else v at both members)
-// and of cos and sin (v elements) aligned, in every slice of the plan.
-bool vectors_fit(const Plan<4>& p, const RopeGeometry& g, const TensorArg& x, const TensorArg& cs, const TensorArg& sn,
-                 const TensorArg& dst, int64_t v, bool interleaved) {
-  const size_t rank = x.shape().size();
+// Whether chunks of v pairs can be vectors (Note [GPU rope vectors]), given unit-stride last dims
+// and whole chunks per row: every vector of x and dst (2v elements for rope_i, else v at both
+// members) and of cos and sin (v elements) aligned, in every slice of the plan.
+bool vectors_fit(const Plan<4>& p, const TensorArg& x, const TensorArg& cs, const TensorArg& sn, const TensorArg& dst,
+                 int64_t v, bool interleaved) {
   const int64_t elem = static_cast<int64_t>(dtype_size(x.dtype)), w = interleaved ? 2 * v : v;
-  if (x.layout.stride(rank - 1) != 1 || dst.layout.stride(rank - 1) != 1 || cs.layout.stride(1) != 1 ||
-      sn.layout.stride(1) != 1 || g.half % v != 0)
-    return false;
   const int64_t vec[4] = {w, w, v, v};
   const void* ptr[4] = {dst.ptr<char>(), x.ptr<char>(), cs.ptr<char>(), sn.ptr<char>()};
   for (int k = 0; k < 4; ++k)
@@ -140,17 +136,15 @@ void rope_typed(const LaunchCtx& ctx, const TensorArg& x, const TensorArg& cs, c
   const int64_t xd = x.layout.stride(rank - 1), yd = dst.layout.stride(rank - 1);
   const RopeGeometry g{half, interleaved ? xd : half * xd, interleaved ? yd : half * yd, interleaved ? 2 * xd : xd,
                        interleaved ? 2 * yd : yd};
+  // Vectors need unit-stride last dims and whole chunks a row; only then is their plan built.
   constexpr int kPlainV = static_cast<int>(16 / sizeof(T)), kInterV = static_cast<int>(8 / sizeof(T));
-  if (interleaved) {
-    if constexpr (kInterV > 1) {
-      const Plan<4> p = rope_plan(x, cs, sn, dst, g, kInterV);
-      if (vectors_fit(p, g, x, cs, sn, dst, kInterV, true))
-        return rope_launch<T, kInterV, true>(ctx, p, g, x, cs, sn, dst);
+  const int v = interleaved ? kInterV : kPlainV;
+  if (v > 1 && xd == 1 && yd == 1 && cs.layout.stride(1) == 1 && sn.layout.stride(1) == 1 && half % v == 0) {
+    const Plan<4> p = rope_plan(x, cs, sn, dst, g, v);
+    if (vectors_fit(p, x, cs, sn, dst, v, interleaved)) {
+      if (!interleaved) return rope_launch<T, kPlainV, false>(ctx, p, g, x, cs, sn, dst);
+      if constexpr (kInterV > 1) return rope_launch<T, kInterV, true>(ctx, p, g, x, cs, sn, dst);
     }
-  } else {
-    const Plan<4> p = rope_plan(x, cs, sn, dst, g, kPlainV);
-    if (vectors_fit(p, g, x, cs, sn, dst, kPlainV, false))
-      return rope_launch<T, kPlainV, false>(ctx, p, g, x, cs, sn, dst);
   }
   rope_launch<T, 1, false>(ctx, rope_plan(x, cs, sn, dst, g, 1), g, x, cs, sn, dst);
 }

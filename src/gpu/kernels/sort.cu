@@ -890,10 +890,10 @@ bool long_radix_sort(const LaunchCtx& ctx, Backend& be, const SortArgs<T>& a) {
       gpu::launch<long_scan_kernel>(ctx, row_grid(a.rows * chunks), kLongThreads, 0, p.hist, p.chunk, a.rows, tiles,
                                     chunk_len, chunks);
     }
-    if (small)
-      gpu::launch<long_scatter_kernel<T, long_small_items<T>()>>(ctx, grid, kLongThreads, 0, p);
-    else
-      gpu::launch<long_scatter_kernel<T, long_items<T>()>>(ctx, grid, kLongThreads, 0, p);
+    by_flag(small, [&]<bool kSmall>() {
+      constexpr int kItems = kSmall ? long_small_items<T>() : long_items<T>();
+      gpu::launch<long_scatter_kernel<T, kItems>>(ctx, grid, kLongThreads, 0, p);
+    });
     p.vals_in = p.vals_out;
     p.idx_in = p.idx_out;
   }

@@ -182,16 +182,19 @@ bool driver_launch_kernel(void* fn, const LaunchDims& d, void* stream, void** ar
 
 void launch_kernel(const void* entry, KernelSlots& slots, const LaunchDims& d, void* stream, void** args,
                    const char* op, int device) {
-  const dim3 grid(d.grid[0], d.grid[1], d.grid[2]), block(d.block[0], d.block[1], d.block[2]);
+  // The runtime's dims, built only where the runtime launches (not before every driver launch).
+  const auto dims = [](const unsigned(&v)[3]) { return dim3(v[0], v[1], v[2]); };
 #if defined(WICK_GPU_CUDA)
   if (device >= 0 && device < kLaunchSlots && driver_launch_kernel(function_of(entry, slots, device), d, stream, args))
     return;
   // No driver entry point or handle, or the launch failed: the runtime launches it, or names
   // the error.
-  check(cudaLaunchKernel(entry, grid, block, args, d.shared, static_cast<cudaStream_t>(stream)), op, device);
+  check(cudaLaunchKernel(entry, dims(d.grid), dims(d.block), args, d.shared, static_cast<cudaStream_t>(stream)), op,
+        device);
 #else
   (void)slots;
-  check(hipLaunchKernel(entry, grid, block, args, d.shared, static_cast<hipStream_t>(stream)), op, device);
+  check(hipLaunchKernel(entry, dims(d.grid), dims(d.block), args, d.shared, static_cast<hipStream_t>(stream)), op,
+        device);
 #endif
 }
 
