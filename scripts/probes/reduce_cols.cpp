@@ -10,21 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "median.h"
 #include "wick/tensor.h"
 
 using wick::Tensor;
-
-static double median_ms(int reps, const std::function<void()>& f) {
-  std::vector<double> t;
-  f();
-  for (int i = 0; i < reps; ++i) {
-    const auto a = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 20;

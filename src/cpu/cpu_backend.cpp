@@ -234,7 +234,7 @@ void CpuBackend::const_set(const TensorArg& dst, Scalar value) {
         const uintptr_t line0 = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{63};
         const int64_t lead = static_cast<int64_t>(reinterpret_cast<uintptr_t>(p) - line0);
         const int64_t lines = (lead + nbytes + 63) / 64;
-        parallel_for(lines, (kGrain * 4) / 64, [&](int64_t b, int64_t e) {
+        parallel_ranges(lines, (kGrain * 4) / 64, [&](int64_t b, int64_t e) {
           const int64_t from = std::max<int64_t>(b * 64 - lead, 0), to = std::min<int64_t>(e * 64 - lead, nbytes);
           // The pattern repeats every 8 bytes from p; chunks start at a multiple of 8 from p
           // unless p is not 8-byte aligned, where the pattern is seen from `from` on.

@@ -141,6 +141,26 @@ void parallel_blocks(int64_t n, int64_t grain, F&& body) {
   run(0, 1, &one);
 }
 
+// Note [Memory-bound shares]
+// Equal shares up front (parallel_for) also hold back loops that only stream memory: on the lent
+// 16-core Xeon (a virtual machine) the max over the last dim of [2048, 8192] f32, each thread
+// reading its 128 rows, took 0.57-0.59 ms (114-119 GB/s), and the same loop handing out blocks of 4
+// or 16 rows to whichever thread asked 0.30-0.33 ms (203-227 GB/s; scripts/probes/reduce_rows.cpp,
+// three rounds alternating); on another lease's host, 0.44-0.50 against 0.24-0.27 ms. More
+// accumulators (0.44) or software prefetch (0.42-0.47) did not close the gap; blocks of one row
+// (0.39-0.43) paid for their atomic. parallel_ranges is parallel_for with parallel_blocks's
+// schedule: the same thread count and inline case, blocks of at least `grain` items, each thread
+// starting on its own share. The memory-bound loops take it: elementwise pieces, last-dim rows
+// (norms, softmax, rope, cumsum), row reductions, fill, transpose tiles, pooling planes.
+template <class F>
+void parallel_ranges(int64_t n, int64_t grain, F&& fn) {
+  if (n <= 0) return;
+  const int64_t blocks = std::max<int64_t>(1, n / std::max<int64_t>(grain, 1));
+  parallel_blocks(blocks, 1, [&](auto&& next) {
+    for (int64_t b; (b = next()) >= 0;) fn(n * b / blocks, n * (b + 1) / blocks);
+  });
+}
+
 // Elements per thread below which splitting does not pay.
 inline constexpr int64_t kGrain = 32768;
 

@@ -39,7 +39,7 @@ Plane4 plane3(const TensorArg& t) {
 template <class F>
 void for_each_plane(const Plane4& x, const Plane4& y, int64_t per_plane, F&& f) {
   const int64_t planes = y.n * y.c;
-  parallel_for(planes, std::max<int64_t>(1, kGrain / std::max<int64_t>(per_plane, 1)), [&](int64_t b, int64_t e) {
+  parallel_ranges(planes, std::max<int64_t>(1, kGrain / std::max<int64_t>(per_plane, 1)), [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       const int64_t n = i / y.c, c = i % y.c;
       f(n * x.sn + c * x.sc, n * y.sn + c * y.sc);

@@ -350,7 +350,8 @@ void reduce_rows(const T* src, const Outer& outer, const Dims& ishape,
 
   const int64_t pieces = split_count(outer.count, total, units);
   if (pieces == 1) {
-    parallel_for(outer.count, std::max<int64_t>(1, kGrain / total), [&](int64_t b, int64_t e) {
+    // Note [Memory-bound shares] in parallel.h
+    parallel_ranges(outer.count, std::max<int64_t>(1, kGrain / total), [&](int64_t b, int64_t e) {
       Odometer so(outer.shape, outer.src), doff(outer.shape, outer.dst);
       so.seek(b);
       doff.seek(b);

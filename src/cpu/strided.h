@@ -66,7 +66,7 @@ void for_each_piece(const Collapsed<N>& c, int64_t block, Row&& row, int64_t gra
   std::array<int64_t, N> st;
   for (size_t k = 0; k < N; ++k) st[k] = c.strides[k][rank - 1];
   const int64_t grain = std::max<int64_t>(1, grain_elems / block);
-  parallel_for(rows * per_row, grain, [&](int64_t begin, int64_t end) {
+  parallel_ranges(rows * per_row, grain, [&](int64_t begin, int64_t end) {
     // multi-index of the first row over the outer dims, and the operands' offsets there
     std::vector<int64_t> idx(rank, 0);
     int64_t r = begin / per_row;
@@ -116,7 +116,7 @@ void for_each_tile_block(const Collapsed<N>& c, Tile&& tile) {
   const int64_t rows = c.shape[rank - 2], cols = c.shape[rank - 1];
   const int64_t tile_rows = (rows + kTile - 1) / kTile, tile_cols = (cols + kTile - 1) / kTile;
   const int64_t units = c.numel / (rows * cols) * tile_rows * tile_cols;
-  parallel_for(units, std::max<int64_t>(1, kGrain / (kTile * kTile)), [&](int64_t begin, int64_t end) {
+  parallel_ranges(units, std::max<int64_t>(1, kGrain / (kTile * kTile)), [&](int64_t begin, int64_t end) {
     for (int64_t u = begin; u < end; ++u) {
       int64_t rest = u;
       const int64_t tc = rest % tile_cols;
