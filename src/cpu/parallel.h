@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <utility>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -156,6 +157,8 @@ template <class F>
 void parallel_ranges(int64_t n, int64_t grain, F&& fn) {
   if (n <= 0) return;
   const int64_t blocks = std::max<int64_t>(1, n / std::max<int64_t>(grain, 1));
+  // A block per thread at most: nothing to hand out, so no shares to allocate and poll.
+  if (blocks <= num_threads()) return parallel_for(n, grain, std::forward<F>(fn));
   parallel_blocks(blocks, 1, [&](auto&& next) {
     for (int64_t b; (b = next()) >= 0;) fn(n * b / blocks, n * (b + 1) / blocks);
   });
