@@ -12,6 +12,7 @@
 namespace {
 
 using wick::cpu::parallel_blocks;
+using wick::cpu::parallel_ranges;
 
 // Every block handed out exactly once, for block counts below, at and above the team's size, with
 // and without a grain that keeps the loop on one thread.
@@ -61,6 +62,34 @@ TEST(CpuParallel, FastThreadsTakeTheSlowOnesBlocks) {
   for (int64_t i = 1; i < n / threads; ++i) others += by[static_cast<size_t>(i)].load() != owner;
   EXPECT_GT(others, 0);
   for (int64_t i = 0; i < n; ++i) EXPECT_GT(by[static_cast<size_t>(i)].load(), 0);
+}
+
+// parallel_ranges covers [0, n) with disjoint ranges of at least `grain` items each (all n where n
+// is below two grains: one call), one call per grain at most, with the team handing out blocks
+// (more grains than threads) or not.
+TEST(CpuParallel, RangesCoverEveryItemOnce) {
+  const int64_t threads = wick::cpu::num_threads();
+  for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{7}, threads * 3, threads * 3 + 1, int64_t{1000}, int64_t{4099}}) {
+    for (int64_t grain : {int64_t{1}, int64_t{3}, int64_t{64}, int64_t{1} << 40}) {
+      std::vector<std::atomic<int>> seen(static_cast<size_t>(n));
+      std::atomic<int64_t> calls{0};
+      std::atomic<bool> short_range{false};
+      parallel_ranges(n, grain, [&](int64_t b, int64_t e) {
+        calls.fetch_add(1);
+        if (e - b < std::min(grain, n)) short_range = true;
+        for (int64_t i = b; i < e; ++i) seen[static_cast<size_t>(i)].fetch_add(1);
+      });
+      for (int64_t i = 0; i < n; ++i) EXPECT_EQ(seen[static_cast<size_t>(i)].load(), 1) << "n " << n << " item " << i;
+      EXPECT_FALSE(short_range.load()) << "n " << n << " grain " << grain;
+      if (n > 0 && n < 2 * grain) {
+        EXPECT_EQ(calls.load(), 1) << "n " << n << " grain " << grain;
+      }
+      if (n == 0) {
+        EXPECT_EQ(calls.load(), 0);
+      }
+      EXPECT_LE(calls.load(), std::max<int64_t>(1, n / grain)) << "n " << n << " grain " << grain;
+    }
+  }
 }
 
 }  // namespace

@@ -151,8 +151,13 @@ void parallel_blocks(int64_t n, int64_t grain, F&& body) {
 // accumulators (0.44) or software prefetch (0.42-0.47) did not close the gap; blocks of one row
 // (0.39-0.43) paid for their atomic. parallel_ranges is parallel_for with parallel_blocks's
 // schedule: the same thread count and inline case, blocks of at least `grain` items, each thread
-// starting on its own share. The memory-bound loops take it: elementwise pieces, last-dim rows
-// (norms, softmax, rope, cumsum), row reductions, fill, transpose tiles, pooling planes.
+// starting on its own share; an op of a block per thread or fewer runs as parallel_for. The
+// memory-bound loops take it: elementwise pieces, last-dim rows (norms, softmax, rope, cumsum), row
+// reductions, fill, transpose tiles, pooling planes. The benchmark's CPU rows against equal shares,
+// one host, builds alternated twice: copy of 64 MB 0.43-0.46 against 0.65-0.77 ms, sum over the
+// last dim of [2048, 8192] 0.23 against 0.39, cumsum 1.37-1.40 against 2.19-2.30 (bench/RESULTS.md,
+// session 35). Not taken by column-mode reductions: cut into 4 pieces a thread and handed out so,
+// the max over dim 0 of [2048, 8192] went from 0.42-0.43 to 0.49-0.58 ms.
 template <class F>
 void parallel_ranges(int64_t n, int64_t grain, F&& fn) {
   if (n <= 0) return;

@@ -59,32 +59,32 @@ void for_each_last_dim_rows(const Shape& shape, const std::array<const Strides*,
   const Collapsed<N> c = collapse<N>(outer, osp);
   const size_t r = c.shape.size();
   group = std::clamp<int64_t>(group, 1, kMaxRowGroup);
-  parallel_ranges(c.numel, std::max<int64_t>(1, kGrain / std::max<int64_t>(work_per_row, 1)),
-                  [&](int64_t b, int64_t e) {
-                    std::vector<int64_t> idx(r, 0);
-                    std::array<int64_t, N> off{};
-                    std::array<std::array<int64_t, N>, kMaxRowGroup> offs;
-                    int64_t g = 0;
-                    int64_t rem = b;
-                    for (size_t d = r; d-- > 0;) {
-                      idx[d] = rem % c.shape[d];
-                      rem /= c.shape[d];
-                      for (size_t k = 0; k < N; ++k) off[k] += idx[d] * c.strides[k][d];
-                    }
-                    for (int64_t i = b; i < e; ++i) {
-                      offs[static_cast<size_t>(g++)] = off;
-                      if (g == group || i + 1 == e) {
-                        rows(offs.data(), g);
-                        g = 0;
-                      }
-                      for (size_t d = r; d-- > 0;) {
-                        for (size_t k = 0; k < N; ++k) off[k] += c.strides[k][d];
-                        if (++idx[d] < c.shape[d]) break;
-                        for (size_t k = 0; k < N; ++k) off[k] -= c.strides[k][d] * c.shape[d];
-                        idx[d] = 0;
-                      }
-                    }
-                  });
+  const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(work_per_row, 1));
+  parallel_ranges(c.numel, grain, [&](int64_t b, int64_t e) {
+    std::vector<int64_t> idx(r, 0);
+    std::array<int64_t, N> off{};
+    std::array<std::array<int64_t, N>, kMaxRowGroup> offs;
+    int64_t g = 0;
+    int64_t rem = b;
+    for (size_t d = r; d-- > 0;) {
+      idx[d] = rem % c.shape[d];
+      rem /= c.shape[d];
+      for (size_t k = 0; k < N; ++k) off[k] += idx[d] * c.strides[k][d];
+    }
+    for (int64_t i = b; i < e; ++i) {
+      offs[static_cast<size_t>(g++)] = off;
+      if (g == group || i + 1 == e) {
+        rows(offs.data(), g);
+        g = 0;
+      }
+      for (size_t d = r; d-- > 0;) {
+        for (size_t k = 0; k < N; ++k) off[k] += c.strides[k][d];
+        if (++idx[d] < c.shape[d]) break;
+        for (size_t k = 0; k < N; ++k) off[k] -= c.strides[k][d] * c.shape[d];
+        idx[d] = 0;
+      }
+    }
+  });
 }
 
 // Whether operand k of a group of g rows of n elements (for_each_last_dim_rows's offsets) lies
