@@ -189,8 +189,8 @@ TEST(GpuMatmul, MatrixVectorSpecialValues) {
 
 // Matrix-vector products whose matrix has unit stride along the outputs, which gemv_kernel does not
 // take (BLAS runs them): x W with W row-major (m == 1, the decode step's probabilities @ V) and A x
-// with A column-major (n == 1) for 1 to 4100 terms and 8 to 4104 outputs, batches (merged, a broadcast x, dims
-// that do not merge), misaligned outputs, then inf and NaN in W and in x.
+// with A column-major (n == 1) for 1 to 4100 terms and 8 to 4104 outputs, batches (merged, a
+// broadcast x, dims that do not merge), misaligned outputs, then inf and NaN in W and in x.
 TEST(GpuMatmul, MatrixAlongTheOutputsTimesVectorAgreesWithCpu) {
   WICK_REQUIRE_GPU(devs);
   for (const Device& d : devs)

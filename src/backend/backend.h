@@ -98,6 +98,15 @@ struct TensorArg {
   }
 };
 
+// A rope table (cos or sin, [T, D/2]) seen along x [..., T, D] of rank `rank`: stride 0 on every
+// leading dim but T, the table's own strides on T and on the last dim.
+inline Strides rope_table_strides(const TensorArg& table, size_t rank) {
+  Strides s(rank, 0);
+  s[rank - 2] = table.layout.stride(0);
+  s[rank - 1] = table.layout.stride(1);
+  return s;
+}
+
 // A stream of counter-based random numbers: Philox4x32-10 keyed by `seed`, 128-bit block counter
 // starting at `counter`. See Note [Random streams] in src/core/random.h.
 struct RandomStream {

@@ -25,10 +25,8 @@ void rope_typed(const TensorArg& x, const TensorArg& cs, const TensorArg& sn, co
   const int64_t d = x.shape()[rank - 1], half = d / 2;
   if (x.numel() == 0 || half == 0) return;
   const int64_t xd = x.layout.stride(rank - 1), yd = dst.layout.stride(rank - 1);
-  const int64_t ci = cs.layout.stride(1), si = sn.layout.stride(1);
-  Strides cst(rank, 0), sst(rank, 0);  // the last entry is not read
-  cst[rank - 2] = cs.layout.stride(0);
-  sst[rank - 2] = sn.layout.stride(0);
+  const Strides cst = rope_table_strides(cs, rank), sst = rope_table_strides(sn, rank);
+  const int64_t ci = cst[rank - 1], si = sst[rank - 1];
   const T* xp = x.ptr<T>();
   const T* cp = cs.ptr<T>();
   const T* sp = sn.ptr<T>();

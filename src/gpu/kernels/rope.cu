@@ -85,14 +85,12 @@ Plan<4> rope_plan(const TensorArg& x, const TensorArg& cs, const TensorArg& sn, 
   Shape shape(x.shape().begin(), x.shape().end() - 1);
   Strides ys(dst.layout.strides().begin(), dst.layout.strides().end() - 1);
   Strides xs(x.layout.strides().begin(), x.layout.strides().end() - 1);
-  Strides cst(rank - 1, 0), sst(rank - 1, 0);
-  cst[rank - 2] = cs.layout.stride(0);
-  sst[rank - 2] = sn.layout.stride(0);
+  Strides cst = rope_table_strides(cs, rank), sst = rope_table_strides(sn, rank);
+  cst[rank - 1] *= v;  // chunks of v pairs along the last dim
+  sst[rank - 1] *= v;
   shape.push_back(g.half / v);
   ys.push_back(g.y_step * v);
   xs.push_back(g.x_step * v);
-  cst.push_back(cs.layout.stride(1) * v);
-  sst.push_back(sn.layout.stride(1) * v);
   return make_plan<4>(shape, {&ys, &xs, &cst, &sst});
 }
 
