@@ -192,6 +192,39 @@ TEST_P(Reduce, IntegerSumsWrap) {
   EXPECT_EQ(i.sum({}).to_vector<int64_t>(), std::vector<int64_t>{7});
 }
 
+// Few long rows, which the GPU cuts into pieces of whole load batches (4096 f32, 8192 bf16; Note
+// [GPU reductions]): the row's extreme at a piece's first or last element, in the short last piece
+// and at either end of the row, for one row, three and 64; max and sum checked with argmax.
+TEST_P(Reduce, FewLongRowsAtPieceEdges) {
+  const Device d = GetParam();
+  for (const DType dt : {DType::F32, DType::BF16})
+    for (const int64_t rows : {1, 3, 64}) {
+      const int64_t n = 128256;
+      const int64_t at[] = {0, 4095, 4096, 8191, 8192, 16383, 126976, 126977, n - 1};
+      Tensor x = Tensor::rand_uniform({rows, n}, DType::F32, -1, 1, d);
+      std::vector<float> h = x.to_vector<float>();
+      for (int64_t r = 0; r < rows; ++r) h[static_cast<size_t>(r * n + at[r % 9])] = 2;
+      x = Tensor::from_vector(h, {rows, n}, d).to_dtype(dt);
+      h = x.to_dtype(DType::F32).to_vector<float>();  // the values as rounded to dt
+      const std::vector<int64_t> am = x.argmax({1}).to_vector<int64_t>();
+      const std::vector<float> mx = x.max({1}).to_dtype(DType::F32).to_vector<float>();
+      const std::vector<float> sm = x.sum({1}).to_dtype(DType::F32).to_vector<float>();
+      for (int64_t r = 0; r < rows; ++r) {
+        double ref = 0, mag = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          ref += h[static_cast<size_t>(r * n + i)];
+          mag += std::abs(h[static_cast<size_t>(r * n + i)]);
+        }
+        SCOPED_TRACE(std::string(dtype_name(dt)) + " row " + std::to_string(r) + " of " + std::to_string(rows));
+        EXPECT_EQ(am[static_cast<size_t>(r)], at[r % 9]);
+        EXPECT_EQ(mx[static_cast<size_t>(r)], 2.f);
+        // f32 accumulation within 2e-6 of the sum of magnitudes (a piece left out is off by tens);
+        // bf16 results are rounded once more, to 8 bits.
+        EXPECT_NEAR(sm[static_cast<size_t>(r)], ref, 2e-6 * mag + (dt == DType::F32 ? 0 : std::abs(ref) / 128));
+      }
+    }
+}
+
 // f32 sums over long rows must not be a sequential chain: compare with an f64 sum.
 TEST_P(Reduce, LongF32SumsAreAccurate) {
   const Device d = GetParam();
