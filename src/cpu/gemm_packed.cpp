@@ -336,7 +336,10 @@ WICK_BF16 void pack_panel(const uint16_t* src, int64_t lanes, int64_t k, int64_t
 // products, and 1x2, 2x1, 1x3 and 3x1 kernels that load one operand ahead into a spare tile, were
 // faster in some of the probe's cases and slower in others, by up to 2x either way, none in all.
 // Tile rows that straddle two cache lines load 4-5 times slower; every buffer here is 64-byte
-// aligned (scratch) and every tile row starts at a multiple of 64 bytes in it.
+// aligned (scratch) and every tile row starts at a multiple of 64 bytes in it. b's two tiles of a
+// panel lie interleaved (rows 128 bytes apart); each tile in one 1 KiB piece (rows 64 bytes apart)
+// made no difference in either probe (session 36, bench/RESULTS.md), where the same kernel on L1
+// operands ran at 0.6-1.0 TFLOP/s a core on one lent machine and 1.3-1.9 on the next ones.
 constexpr int kAmxMR = 32;
 constexpr int64_t kAmxPairs = 16;  // k-pairs per tile
 
