@@ -3,10 +3,8 @@
 // against one weight: shared b, a 2-d operand; b = W^T of a row-major W; batches of small products);
 // scripts/probes/cpu_gemm.py times the same with PyTorch. Median of 50 runs after 5 warm-ups, a steady clock around
 // each call (the CPU backend is synchronous). With the CPU build of wick in B:
-//   L=$(awk '/^build wick:/{f=1} f&&/LINK_LIBRARIES/{sub(/.*LINK_LIBRARIES = /,""); print; exit}'
-//       $B/build.ninja | sed "s|libwick_check.a||; s|libwick.a|$B/libwick.a|")
-//   g++ -std=c++20 -O2 -Iinclude -o /tmp/cg scripts/probes/cpu_gemm.cpp $L && /tmp/cg [reps] [dtype] [skinny]
-// (each command on one line).
+//   g++ -std=c++20 -O2 -Iinclude -o /tmp/cg scripts/probes/cpu_gemm.cpp $(scripts/probes/wick-link.sh $B)
+//   /tmp/cg [reps] [dtype] [skinny]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

@@ -15,8 +15,7 @@ B=${BUILD:-build-cpu}
 . scripts/deps-env.sh
 {
   cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null && ninja -C "$B" wick >/dev/null || exit 1
-  L=$(awk '/^build wick:/{f=1} f&&/LINK_LIBRARIES/{sub(/.*LINK_LIBRARIES = /,""); print; exit}' "$B/build.ninja" |
-    sed "s|libwick_check.a||; s|libwick.a|$B/libwick.a|")
+  L=$(scripts/probes/wick-link.sh "$B") || exit 1
   # shellcheck disable=SC2086
   g++ -std=c++20 -O2 -Iinclude -o "$B/cpu_gemm" scripts/probes/cpu_gemm.cpp $L || exit 1
   lscpu | grep -E "Model name|^CPU\(s\)|Thread|MHz|L2|L3"

@@ -4,11 +4,10 @@
 // share of samples, exclusive (at the top of the stack) and inclusive (anywhere in it).
 // Build against a build of wick (CUDA or not) and run where it should be measured; with the build
 // in B (scripts/gpu-check.sh's build-gpu on the GPU machine):
-//   L=$(awk '/^build wick:/{f=1} f&&/LINK_LIBRARIES/{sub(/.*LINK_LIBRARIES = /,""); print; exit}'
-//       $B/build.ninja | sed "s|libwick_check.a||; s|libwick.a|$B/libwick.a|")
+//   L=$(scripts/probes/wick-link.sh $B)
 //   g++ -std=c++20 -O2 -rdynamic -Iinclude -o /tmp/hp scripts/probes/host_profile.cpp $L
 //       -L/usr/local/cuda/targets/x86_64-linux/lib && /tmp/hp [cpu|cuda] [ops] [period_us] [add|bmm|conv]
-// (each command on one line). Keep the build's link line ($L): its rpath picks the OpenMP OpenBLAS;
+// (the last command on one line). Keep the build's link line ($L): its rpath picks the OpenMP OpenBLAS;
 // without it the loader may find the pthreads build, whose threads then fight OpenMP's (the f32
 // conv took 10 ms instead of 3 on two cores, 80% of it in sched_yield and libgomp). -rdynamic lets
 // dladdr name wick's functions; those with internal linkage are named by addr2line (binutils) from

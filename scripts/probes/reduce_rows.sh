@@ -10,8 +10,7 @@ mkdir -p "$OUT"
 B=build-cpu
 { cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DWICK_BENCH=ON >/dev/null &&
   ninja -C $B -j16 wick >/dev/null; } || exit 1
-L=$(awk '/^build wick:/{f=1} f&&/LINK_LIBRARIES/{sub(/.*LINK_LIBRARIES = /,""); print; exit}' $B/build.ninja |
-  sed "s|libwick_check.a||; s|libwick.a|$B/libwick.a|")
+L=$(scripts/probes/wick-link.sh $B) || exit 1
 # shellcheck disable=SC2086
 g++ -std=c++20 -O3 -march=native -fopenmp -Iinclude -o $B/reduce_rows scripts/probes/reduce_rows.cpp $L || exit 1
 lscpu | grep -E "Model name|^CPU\(s\)|Thread|L2|L3|NUMA"

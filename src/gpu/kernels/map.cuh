@@ -24,6 +24,14 @@ inline unsigned capped_grid(const LaunchCtx& ctx, int64_t blocks) {
   return static_cast<unsigned>(std::max<int64_t>(1, std::min(blocks, cap)));
 }
 
+// Blocks of `block` threads of Kernel that the device holds at once (the resident count of every
+// multiprocessor, at least one each): a grid that fills the device once.
+template <auto Kernel>
+int64_t resident_grid(const LaunchCtx& ctx, int block) {
+  const int per_sm = gpu::resident_blocks<Kernel>(block, 0, ctx.op, ctx.device);
+  return int64_t{std::max(ctx.multiprocessors, 1)} * std::max(per_sm, 1);
+}
+
 // Blocks of kBlock threads for `work` elements, capped as above.
 inline unsigned grid_for(const LaunchCtx& ctx, int64_t work) { return capped_grid(ctx, (work + kBlock - 1) / kBlock); }
 

@@ -443,10 +443,8 @@ void launch_cols(const LaunchCtx& ctx, Backend& be, const Plan<2>& outer, int vd
   const unsigned bx = pow2_at_least(vlen / V, 64), by = kBlock / bx;
   const int64_t jblocks = (vlen / V + bx - 1) / bx, blocks = others * jblocks;
   constexpr auto kernel = reduce_cols_kernel<Op, Index, V>;
-  const int per_sm = gpu::resident_blocks<kernel>(kBlock, 0, ctx.op, ctx.device);
   // Each thread row of a piece gets at least 16 reduced elements.
-  const unsigned splits =
-      col_splits(blocks, int64_t{std::max(ctx.multiprocessors, 1)} * std::max(per_sm, 1), n / (by * 16));
+  const unsigned splits = col_splits(blocks, resident_grid<kernel>(ctx, kBlock), n / (by * 16));
   const int64_t piece = (n + splits - 1) / splits;
   Scratch parts(be, splits > 1 ? outputs * splits * static_cast<int64_t>(sizeof(Acc)) : 0);
   ColArgs<Op, Index> a{make_meta<Index, 2>(other, 0),

@@ -321,8 +321,7 @@ void launch_rows(const LaunchCtx& ctx, Backend& be, const RowMeta<2>& m, int64_t
   // Blocks that fill the device once: the segment scan's resident blocks on every multiprocessor
   // (before: 8 a multiprocessor, twice what fits; H100, 64 rows of 128256 f32, three alternations:
   // 16 segments a row, 0.0381-0.0384 ms -> 8, 0.0369-0.0370).
-  const int per_sm = gpu::resident_blocks<segment_scan_kernel<T, Acc, kVec>>(kScanThreads, 0, ctx.op, ctx.device);
-  const int64_t fill = static_cast<int64_t>(std::max(ctx.multiprocessors, 1)) * std::max(per_sm, 1);
+  const int64_t fill = resident_grid<segment_scan_kernel<T, Acc, kVec>>(ctx, kScanThreads);
   const int64_t chunk = kVec ? vec_chunk<T>() : kChunk;
   const int64_t chunks = (n + chunk - 1) / chunk;
   if (rows < fill && chunks > 2) {

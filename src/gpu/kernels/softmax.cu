@@ -146,9 +146,7 @@ int64_t softmax_splits(const LaunchCtx& ctx, int64_t rows, const LastDimRows& L)
   if (L.n < kSplitMinRow || (rows >= sms && !streamed)) return 1;
   const int64_t v = L.vec ? kRowVec<T> : 1;
   const int64_t most = std::min(kMaxSplits, (L.n / v + kSplitBatch - 1) / kSplitBatch);
-  const int per_sm =
-      gpu::resident_blocks<softmax_part_kernel<T, uint32_t, kRowVec<T>>>(kSplitThreads, 0, ctx.op, ctx.device);
-  const int64_t fill = std::max<int64_t>(per_sm, 1) * sms / rows;
+  const int64_t fill = resident_grid<softmax_part_kernel<T, uint32_t, kRowVec<T>>>(ctx, kSplitThreads) / rows;
   const int64_t splits = std::max<int64_t>(std::min(fill, most), streamed ? 2 : 1);
   return rows * splits <= INT32_MAX ? splits : 1;  // one block per chunk in a 1-d grid
 }
