@@ -1,6 +1,8 @@
 // Device handles with their own streams, event tracking between them (Note [Cross-stream use] in
 // src/backend/backend.h), and copies between devices, blocking and stream-ordered. Every test
 // skips when no GPU is present; the CPU-only behaviour is in test_device.cpp.
+#include <array>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -179,6 +181,56 @@ TEST(GpuStreams, TrackingOffWithExplicitSynchronize) {
   s.other.synchronize();
   y = Tensor();
   EXPECT_EQ(z.to_vector<float>(), permuted(s.x, kChain));
+}
+
+// The cumsum of few long rows splits each row over blocks that hand their segments' sums on through
+// scratch memory of the handle's stream (Note [GPU scans] in src/gpu/kernels/scan.cu). Launches of
+// several shapes back to back on three handles at once give exact (wrapping) i64 sums and the same
+// f32 rows, close to a double reference, every time.
+TEST(GpuStreams, SplitCumsumsBackToBackOnThreeHandles) {
+  WICK_REQUIRE_GPU(devs);
+  const std::array<Device, 3> hs{devs[0], devs[0].new_stream(), devs[0].new_stream()};
+  const std::vector<std::array<int64_t, 2>> shapes{{1, 128256}, {7, 50001}, {64, 20000}, {2, 4097}, {1, 100}};
+  constexpr int kRepeats = 3;
+  uint64_t s = 12345;
+  for (const auto& [rows, n] : shapes) {
+    const size_t count = static_cast<size_t>(rows * n);
+    std::vector<int64_t> w(count), w_want(count);
+    std::vector<float> f(count);
+    std::vector<double> f_want(count);
+    for (size_t k = 0; k < count; ++k) {
+      s = s * 6364136223846793005ull + 1442695040888963407ull;
+      w[k] = static_cast<int64_t>(s);
+      f[k] = static_cast<float>((s >> 40) % 2001) / 1000.f - 1.f;
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      uint64_t wa = 0;
+      double fa = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const size_t k = static_cast<size_t>(r * n + i);
+        wa += static_cast<uint64_t>(w[k]);
+        fa += f[k];
+        w_want[k] = static_cast<int64_t>(wa);
+        f_want[k] = fa;
+      }
+    }
+    std::vector<Tensor> wy, fy;  // queued on all three handles before any is read
+    for (const Device& h : hs) {
+      const Tensor wx = Tensor::from_vector(w, {rows, n}, h), fx = Tensor::from_vector(f, {rows, n}, h);
+      for (int k = 0; k < kRepeats; ++k) {
+        wy.push_back(wx.cumsum());
+        fy.push_back(fx.cumsum());
+      }
+    }
+    const std::vector<float> first = fy[0].to_vector<float>();
+    for (size_t k = 0; k < count; ++k) {
+      ASSERT_NEAR(first[k], f_want[k], 1e-4) << rows << "x" << n << " at " << k;
+    }
+    for (size_t j = 0; j < wy.size(); ++j) {
+      EXPECT_EQ(wy[j].to_vector<int64_t>(), w_want) << rows << "x" << n << ", launch " << j;
+      EXPECT_EQ(fy[j].to_vector<float>(), first) << rows << "x" << n << ", launch " << j;
+    }
+  }
 }
 
 // A tensor of `other` read on `busy` behind a long chain, then released: `other` frees (and

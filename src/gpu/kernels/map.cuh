@@ -32,6 +32,14 @@ int64_t resident_grid(const LaunchCtx& ctx, int block) {
   return int64_t{std::max(ctx.multiprocessors, 1)} * std::max(per_sm, 1);
 }
 
+// The length of the pieces that cut n elements into at most `parts` of whole units of `unit`
+// elements (all but the last piece the same length): how the split kernels of few long rows
+// (reductions, softmax, cumsum) keep every thread's loads in whole batches.
+inline int64_t piece_length(int64_t n, int64_t unit, int64_t parts) {
+  const int64_t units = (n + unit - 1) / unit;
+  return (units + parts - 1) / parts * unit;
+}
+
 // Blocks of kBlock threads for `work` elements, capped as above.
 inline unsigned grid_for(const LaunchCtx& ctx, int64_t work) { return capped_grid(ctx, (work + kBlock - 1) / kBlock); }
 

@@ -392,7 +392,7 @@ void launch_rows(const LaunchCtx& ctx, Backend& be, const Plan<2>& outer, const 
   constexpr int64_t kBatch = int64_t{4} * kBlock * (16 / sizeof(typename Op::In));
   const int64_t batches = (n + kBatch - 1) / kBatch;
   const int64_t want = group == kBlock ? split_count(ctx, outputs, batches) : 1;
-  const int64_t piece = want > 1 ? (batches + want - 1) / want * kBatch : n;
+  const int64_t piece = want > 1 ? piece_length(n, kBatch, want) : n;
   const auto splits = static_cast<unsigned>((n + piece - 1) / piece);
   Scratch parts(be, splits > 1 ? outputs * splits * static_cast<int64_t>(sizeof(Acc)) : 0);
   RowArgs<Op, Index> a{make_meta<Index, 2>(outer, 0),

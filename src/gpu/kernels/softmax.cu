@@ -151,20 +151,13 @@ int64_t softmax_splits(const LaunchCtx& ctx, int64_t rows, const LastDimRows& L)
   return rows * splits <= INT32_MAX ? splits : 1;  // one block per chunk in a 1-d grid
 }
 
-// The chunk of a row of nv vectors cut into `splits` (softmax_splits): whole load batches, so that
-// no thread ends on a partial batch but the last chunk's.
-inline int64_t split_chunk(int64_t nv, int64_t splits) {
-  const int64_t batches = (nv + kSplitBatch - 1) / kSplitBatch;
-  return (batches + splits - 1) / splits * kSplitBatch;
-}
-
 template <class T>
 void split_softmax(const LaunchCtx& ctx, Backend& be, const TensorArg& src, const TensorArg& dst, const LastDimRows& L,
                    int64_t splits, bool log) {
   using S = SoftmaxState<compute_t<T>>;
   for_each_lastdim_launch<T>(L, src, dst, 0, [&]<class Index>(const RowArgsN<T, Index>& a) {
     const auto run = [&]<int V>() {
-      const int64_t nv = L.n / V, chunk = split_chunk(nv, splits), chunks = (nv + chunk - 1) / chunk;
+      const int64_t nv = L.n / V, chunk = piece_length(nv, kSplitBatch, splits), chunks = (nv + chunk - 1) / chunk;
       const int64_t blocks = static_cast<int64_t>(a.rows) * chunks;
       Scratch states(be, blocks * static_cast<int64_t>(sizeof(S)));
       S* part = static_cast<S*>(states.get());
