@@ -14,18 +14,22 @@
 namespace wick::WICK_GPU_NS::kern {
 
 // dst = f(src) for element type T. f returns C, or double for AffineInt (convert saturates).
+// wide: the value before its rounding to T (the store rounds 16-bit floats in pairs from it,
+// compute_store in strided.cuh).
 template <class T, class F>
 struct UnaryFn {
   F f;
-  __device__ T operator()(int64_t, T v) const { return convert<T>(f(convert<compute_t<T>>(v))); }
+  __device__ T operator()(int64_t i, T v) const { return convert<T>(wide(i, v)); }
+  __device__ auto wide(int64_t, T v) const { return f(convert<compute_t<T>>(v)); }
 };
 
 // dst = f(a, b) in the compute type, rounded once to T.
 template <class T, class F>
 struct BinaryFn {
-  __device__ T operator()(int64_t, T a, T b) const {
+  __device__ T operator()(int64_t i, T a, T b) const { return convert<T>(wide(i, a, b)); }
+  __device__ compute_t<T> wide(int64_t, T a, T b) const {
     using C = compute_t<T>;
-    return convert<T>(static_cast<C>(F{}(convert<C>(a), convert<C>(b))));
+    return static_cast<C>(F{}(convert<C>(a), convert<C>(b)));
   }
 };
 
