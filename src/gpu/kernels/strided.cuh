@@ -112,7 +112,9 @@ __device__ __forceinline__ Vec<T, V> load_vec(const T* p, int64_t i0, unsigned b
   return *reinterpret_cast<const Vec<T, V>*>(p + i0);
 }
 
-// A functor whose wide(i, x...) is the f32 value that its operator() rounds to a 16-bit float.
+// A functor whose wide(i, x...) is the f32 value that its operator() rounds to a 16-bit float. A
+// named concept: nvcc 13 took the same requirement written inline in compute_store, on its own
+// parameters (`requires { f.wide(idx0, x.v[0]...); }`), as false (no cvt.rn.bf16x2 in the PTX).
 template <class F, class... In>
 concept WideF32 = requires(const F& f, int64_t i, In... x) {
   { f.wide(i, x...) } -> std::same_as<float>;
