@@ -12,8 +12,9 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/dispatch.h"
+#include "backend/philox.h"
 #include "check/harness.h"
-#include "core/philox.h"
 
 namespace wick::check {
 
@@ -22,18 +23,6 @@ namespace {
 constexpr uint32_t kShapeLayouts =
     layout_bit(LayoutKind::Contiguous) | layout_bit(LayoutKind::ZeroSize) | layout_bit(LayoutKind::HighRank);
 constexpr Tol kExact{0, 0};
-
-template <class F>
-decltype(auto) typed(DType d, F&& f) {
-  switch (d) {
-#define WICK_X(name, type, str) \
-  case DType::name:             \
-    return f.template operator()<type>();
-    WICK_DTYPES(WICK_X)
-#undef WICK_X
-  }
-  return f.template operator()<float>();
-}
 
 std::string num(double v) {
   std::ostringstream os;
@@ -217,7 +206,7 @@ void transfer_cases(Cases& cases) {
                              "from_host made " + t.str());
                      // The values, decoded on the host from the bytes.
                      Ref want(s);
-                     typed(d, [&]<class T>() {
+                     dispatch(d, [&]<class T>() {
                        for (size_t i = 0; i < want.v.size(); ++i) {
                          T v;
                          std::memcpy(&v, bytes.data() + i * es, es);
@@ -231,7 +220,7 @@ void transfer_cases(Cases& cases) {
                      for (size_t i = bytes.size(); i < back.size(); ++i)
                        c.check(back[i] == 0xa5, "to_host wrote past the tensor's bytes");
                      // And through to_vector.
-                     typed(d, [&]<class T>() {
+                     dispatch(d, [&]<class T>() {
                        const std::vector<T> v = t.to_vector<T>();
                        c.check(v.size() * es == bytes.size() &&
                                    (bytes.empty() || std::memcmp(v.data(), bytes.data(), bytes.size()) == 0),
@@ -250,7 +239,7 @@ void transfer_cases(Cases& cases) {
                      bool guard = true;
                      for (size_t i = n; i < buf.size(); ++i) guard = guard && buf[i] == 0x5a;
                      c.check(guard, "to_host wrote past numel * element size");
-                     typed(d, [&]<class T>() {
+                     dispatch(d, [&]<class T>() {
                        for (size_t i = 0; i < r.v.size(); ++i) {
                          T v;
                          std::memcpy(&v, buf.data() + i * es, es);
@@ -326,7 +315,7 @@ void alloc_cases(Cases& cases) {
 // ---- random ---------------------------------------------------------------------------------
 
 // After set_seed(seed) the device's counter is 0 and each call takes ceil(n / per_block) blocks
-// (Note [Random streams] in src/core/philox.h), so the reference below knows where every call
+// (Note [Random streams] in src/backend/philox.h), so the reference below knows where every call
 // reads. The CPU run is the reference for GPUs (bit for bit for uniforms); the statistics checks
 // are what make the case meaningful on the CPU.
 Ref uniform_ref(DType d, const Shape& s, uint64_t seed, uint64_t start, double lo, double up) {

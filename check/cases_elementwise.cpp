@@ -22,22 +22,13 @@ struct Range {
 
 // [lo, hi] cut to what dtype d holds, so that integer inputs are stored exactly.
 Range clip(DType d, Range r) {
-  if (d == DType::U8) return {std::max(r.lo, 0.0), std::min(r.hi, 255.0)};
-  if (d == DType::U32) return {std::max(r.lo, 0.0), std::min(r.hi, 4294967295.0)};
-  return r;
+  if (is_float(d)) return r;
+  const auto [lo, hi] = int_limits(d);
+  return {std::max(r.lo, lo), std::min(r.hi, hi)};
 }
 
 // The exact integer v reduced modulo 2^bits of d (two's complement for i64).
-double wrap_int(DType d, __int128 v) {
-  switch (d) {
-    case DType::U8:
-      return static_cast<double>(static_cast<uint8_t>(v));
-    case DType::U32:
-      return static_cast<double>(static_cast<uint32_t>(v));
-    default:
-      return static_cast<double>(static_cast<int64_t>(static_cast<uint64_t>(v)));
-  }
-}
+double wrap_int(DType d, __int128 v) { return wrap_to(d, v); }
 __int128 as_int(double v) { return static_cast<__int128>(static_cast<int64_t>(v)); }
 
 Ref map3(const Ref& a, const Ref& b, const Ref& c, const std::function<double(double, double, double)>& f) {
@@ -299,7 +290,7 @@ void register_compare(Cases& cases) {
 // ---- where_cond ------------------------------------------------------------------------------
 
 void register_where(Cases& cases) {
-  for (DType cd : {DType::U8, DType::U32, DType::I64}) {
+  for (DType cd : dtypes_in(kIntTypes)) {
     const std::string name = "cond " + std::string(dtype_name(cd));
     auto select = [](double k, double t, double f) { return k != 0 ? t : f; };
     cases.push_back({Op::WhereCond, name + " same shape", kAllLayouts, [=](Ctx& c) {

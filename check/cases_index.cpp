@@ -9,7 +9,7 @@
 namespace wick::check {
 namespace {
 
-constexpr DType kIdDTypes[] = {DType::U8, DType::U32, DType::I64};
+const std::vector<DType> kIdDTypes = dtypes_in(kIntTypes);
 
 // Random integers in [lo, hi] (clipped at 0 for unsigned dtypes): sums of a few of them are exact in
 // every dtype, f8e4m3 included (integers up to 16 are), so accumulating ops compare exactly.

@@ -17,9 +17,8 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // An integer sum as stored in dtype d: u8/u32 wrap modulo 2^bits (the harness's round_to
 // saturates, which is a conversion, not an accumulation).
 double wrap_int(DType d, double v) {
-  if (d == DType::U8) return static_cast<double>(static_cast<uint8_t>(static_cast<int64_t>(v)));
-  if (d == DType::U32) return static_cast<double>(static_cast<uint32_t>(static_cast<int64_t>(v)));
-  return v;
+  if (dtype_size(d) == 8) return v;
+  return wrap_to(d, static_cast<__int128>(static_cast<int64_t>(v)));
 }
 
 // The dims a case names for its base shape, moved to where they are after Ctx::shape() has

@@ -5,6 +5,8 @@
 #include <limits>
 #include <sstream>
 
+#include "backend/dispatch.h"
+
 namespace wick::check {
 
 std::string_view layout_name(LayoutKind k) {
@@ -65,25 +67,32 @@ Ref map2(const Ref& a, const Ref& b, const std::function<double(double, double)>
   return r;
 }
 
-namespace {
-template <class F>
-decltype(auto) with_type(DType d, F&& f) {
-  switch (d) {
-#define WICK_X(name, type, str) \
-  case DType::name:             \
-    return f.template operator()<type>();
-    WICK_DTYPES(WICK_X)
-#undef WICK_X
-  }
-  return f.template operator()<float>();
-}
-}  // namespace
-
 double round_to(DType d, double v) {
-  return with_type(d, [&]<class T>() { return static_cast<double>(convert<double>(convert<T>(v))); });
+  return dispatch(d, [&]<class T>() { return static_cast<double>(convert<double>(convert<T>(v))); });
 }
 
 Ref round_to(DType d, const Ref& r) { return map(r, [d](double v) { return round_to(d, v); }); }
+
+std::vector<DType> dtypes_in(uint32_t mask) {
+  std::vector<DType> v;
+  for (DType d : kAllDTypes)
+    if (mask & dtype_bit(d)) v.push_back(d);
+  return v;
+}
+
+std::pair<double, double> int_limits(DType d) {
+  return dispatch_in<kIntTypes>(d, [&]<class T>() {
+    return std::pair<double, double>{static_cast<double>(std::numeric_limits<T>::lowest()),
+                                     static_cast<double>(std::numeric_limits<T>::max())};
+  });
+}
+
+double wrap_to(DType d, __int128 v) {
+  return dispatch_in<kIntTypes>(d, [&]<class T>() {
+    // Unsigned conversion wraps modulo 2^bits; to a signed type it is two's complement (C++20).
+    return static_cast<double>(static_cast<T>(static_cast<std::make_unsigned_t<T>>(v)));
+  });
+}
 
 Ref to_ref(const Tensor& t) {
   Ref r(t.shape());
@@ -91,7 +100,7 @@ Ref to_ref(const Tensor& t) {
   const Tensor c = t.to(Device::cpu()).contiguous();
   std::vector<char> bytes(static_cast<size_t>(c.numel() * dtype_size(c.dtype())));
   c.to_host(bytes.data(), static_cast<int64_t>(bytes.size()));
-  with_type(c.dtype(), [&]<class T>() {
+  dispatch(c.dtype(), [&]<class T>() {
     const T* p = reinterpret_cast<const T*>(bytes.data());
     for (size_t i = 0; i < r.v.size(); ++i) r.v[i] = convert<double>(p[i]);
   });
@@ -216,7 +225,7 @@ Tensor Ctx::place(const Ref& values, DType dtype, bool apply_layout) {
   }
   std::vector<double> buf = scatter_into(stored, layout, storage_elems, rng_);
   std::vector<char> bytes(static_cast<size_t>(storage_elems * dtype_size(dtype)));
-  with_type(dtype, [&]<class T>() {
+  dispatch(dtype, [&]<class T>() {
     T* p = reinterpret_cast<T*>(bytes.data());
     for (size_t i = 0; i < buf.size(); ++i) p[i] = convert<T>(buf[i]);
   });

@@ -19,6 +19,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "wick/tensor.h"
@@ -66,6 +67,12 @@ Ref map2(const Ref& a, const Ref& b, const std::function<double(double, double)>
 // The value as stored in dtype d (rounded, saturated, wrapped like a conversion to d).
 double round_to(DType d, double v);
 Ref round_to(DType d, const Ref& r);
+// The dtypes of a mask (kIntTypes: the dtypes of ids and conditions), in table order.
+std::vector<DType> dtypes_in(uint32_t mask);
+// The least and greatest value of integer dtype d.
+std::pair<double, double> int_limits(DType d);
+// The exact integer v reduced modulo 2^bits of integer dtype d (two's complement when signed).
+double wrap_to(DType d, __int128 v);
 // A tensor's values as f64 on the host (through the host scalar conversions, not the backend).
 Ref to_ref(const Tensor& t);
 

@@ -94,7 +94,7 @@ if(WICK_ROCM)
   if(WICK_ROCBLAS_LIBRARY MATCHES "^${WICK_ROCBLAS_ROOT}/")
     # Debian 13's librocblas.so needs glibc 2.38 and GCC 13's libstdc++, newer than Debian 12's:
     # executables link against it (its own undefined symbols left to the loader), but it loads
-    # only on a system that has them (Debian 13, or a GPU machine with a matching ROCm).
+    # only on a system that has them (Debian 13, or a host with a matching ROCm).
     target_link_options(wick_rocblas INTERFACE "LINKER:--allow-shlib-undefined")
   endif()
 

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "core/block_classes.h"
-#include "core/philox.h"
+#include "backend/block_classes.h"
+#include "backend/philox.h"
 #include "test_util.h"
 #include "wick/memory.h"
 #include "wick/ops.h"
@@ -92,7 +92,7 @@ TEST(GpuRuntime, MemoryStats) {
   }
 }
 
-// The block cache's size classes (src/core/block_classes.h): every request up to wick::blocks::kMax has
+// The block cache's size classes (src/backend/block_classes.h): every request up to wick::blocks::kMax has
 // the smallest class that holds it, no more than twice its size up to 1 MiB and 12.5% above.
 TEST(BlockClasses, EachRequestGetsTheSmallestClassThatHoldsIt) {
   static_assert(wick::blocks::class_bytes(wick::blocks::kClasses - 1) == wick::blocks::kMax);
@@ -221,9 +221,9 @@ TEST(GpuRuntime, RandPathsAgree) {
         for (bool normal : {false, true}) {
           auto fill = [&](wick::Backend& be, const Tensor& dst) {
             if (normal)
-              be.rand_normal(wick::TensorArg(dst), 0.5, 3.0, rs);
+              be.rand_normal(wick::TensorArg(dst), wick::RandomParams{0.5, 3.0, rs});
             else
-              be.rand_uniform(wick::TensorArg(dst), -2.0, 5.0, rs);
+              be.rand_uniform(wick::TensorArg(dst), wick::RandomParams{-2.0, 5.0, rs});
           };
           const Tensor aligned = Tensor::empty({n}, t, d);
           const Tensor odd = Tensor::empty({n + 1}, t, d).narrow(0, 1, n);

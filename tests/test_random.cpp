@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "core/philox.h"
+#include "backend/philox.h"
 #include "test_util.h"
 
 namespace wick {

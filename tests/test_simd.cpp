@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/philox.h"
+#include "backend/philox.h"
 #include "cpu/simd.h"
 #include "tests/test_util.h"
 #include "wick/error.h"

@@ -10,7 +10,7 @@ namespace wick {
 enum class DeviceKind : uint8_t { Cpu, Cuda, Rocm };
 
 struct DeviceInfo {
-  std::string name;          // "cpu (16 threads)", "NVIDIA H100 80GB HBM3"
+  std::string name;          // "cpu (16 threads)", or the GPU's product name from its driver
   std::string architecture;  // "x86_64", "sm_90", "gfx90a"
   int64_t total_memory = 0;  // bytes
   int64_t free_memory = 0;   // bytes

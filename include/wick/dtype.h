@@ -27,9 +27,16 @@ enum class DType : uint8_t {
 #undef WICK_X
 };
 
-inline constexpr int kNumDTypes = 8;
-inline constexpr DType kAllDTypes[kNumDTypes] = {DType::U8,  DType::U32, DType::I64, DType::BF16,
-                                                 DType::F16, DType::F32, DType::F64, DType::F8E4M3};
+inline constexpr int kNumDTypes = 0
+#define WICK_X(name, type, str) +1
+    WICK_DTYPES(WICK_X)
+#undef WICK_X
+    ;
+inline constexpr DType kAllDTypes[kNumDTypes] = {
+#define WICK_X(name, type, str) DType::name,
+    WICK_DTYPES(WICK_X)
+#undef WICK_X
+};
 
 constexpr std::string_view dtype_name(DType d) {
   switch (d) {
@@ -53,9 +60,6 @@ constexpr int64_t dtype_size(DType d) {
   return 0;
 }
 
-constexpr bool is_float(DType d) { return d == DType::BF16 || d == DType::F16 || d == DType::F32 || d == DType::F64 || d == DType::F8E4M3; }
-constexpr bool is_int(DType d) { return !is_float(d); }
-constexpr bool is_signed(DType d) { return d != DType::U8 && d != DType::U32; }
 
 // Parses "f32", "bf16", ...; returns false when the name is unknown.
 bool parse_dtype(std::string_view name, DType* out);
@@ -76,6 +80,29 @@ template <class T>
 inline constexpr bool is_reduced_float_v = std::is_same_v<T, bf16> || std::is_same_v<T, f16> || std::is_same_v<T, f8e4m3>;
 template <class T>
 inline constexpr bool is_float_v = is_reduced_float_v<T> || std::is_floating_point_v<T>;
+
+// Properties of a dtype, read off its C++ type in the table.
+constexpr bool is_float(DType d) {
+  switch (d) {
+#define WICK_X(name, type, str) \
+  case DType::name:             \
+    return is_float_v<type>;
+    WICK_DTYPES(WICK_X)
+#undef WICK_X
+  }
+  return false;
+}
+constexpr bool is_int(DType d) { return !is_float(d); }
+constexpr bool is_signed(DType d) {
+  switch (d) {
+#define WICK_X(name, type, str) \
+  case DType::name:             \
+    return is_float_v<type> || std::is_signed_v<type>;
+    WICK_DTYPES(WICK_X)
+#undef WICK_X
+  }
+  return false;
+}
 
 // The type float ops compute in: f32 for the 8/16-bit floats and f32, f64 for f64, the type itself
 // for integers.

@@ -1,8 +1,14 @@
-// The op table: every op wick has, with its name and the dtypes it is defined for.
+// The op table: every op wick has, one row each.
 //
-// This is the one place an op is declared (DESIGN principle 1). The Op enum, supports(), the rows of
-// `wick check` and the op list in the README all come from it. Adding an op = a row here, a CPU
-// kernel, a GPU kernel, a check case.
+// This is the one place an op is declared (DESIGN principle 1). A row is
+//   X(Enum, "name", Kind, dtype mask, Functor)
+// Kind says which backend method runs the op (src/backend/backend_ops.h lists one per kind);
+// Functor names the per-element math in src/backend/elementwise_math.h (namespace ew) for the
+// elementwise kinds, and is `_` for the others. From the rows come the Op enum, the names and
+// masks, supports(), both backends' elementwise dispatch (CPU and GPU expand WICK_UNARY_OPS,
+// WICK_BINARY_OPS and WICK_COMPARE_OPS into their switches) and the coverage list of `wick check`
+// (every row must have a case). Adding an elementwise op = a row here, its functor and a check
+// case; other kinds add a kernel per backend (CONTRIBUTING.md).
 #pragma once
 
 #include <cstdint>
@@ -13,117 +19,151 @@
 
 namespace wick {
 
-// dtype sets, as bit masks over DType
+// dtype sets, as bit masks over DType, derived from the dtype table (WICK_DTYPES)
 inline constexpr uint32_t dtype_bit(DType d) { return 1u << static_cast<uint32_t>(d); }
-inline constexpr uint32_t kAllTypes = 0xffu;
-inline constexpr uint32_t kFloatTypes = dtype_bit(DType::BF16) | dtype_bit(DType::F16) | dtype_bit(DType::F32) |
-                                        dtype_bit(DType::F64) | dtype_bit(DType::F8E4M3);
-inline constexpr uint32_t kSignedTypes = kFloatTypes | dtype_bit(DType::I64);
+inline constexpr uint32_t dtypes_where(bool (*pred)(DType)) {
+  uint32_t m = 0;
+  for (DType d : kAllDTypes)
+    if (pred(d)) m |= dtype_bit(d);
+  return m;
+}
+inline constexpr uint32_t kAllTypes = (1u << kNumDTypes) - 1;
+inline constexpr uint32_t kFloatTypes = dtypes_where(is_float);
+inline constexpr uint32_t kIntTypes = dtypes_where(is_int);   // also the dtypes of ids and conditions
+inline constexpr uint32_t kSignedTypes = dtypes_where(is_signed);
 
-// X(enum name, printed name, dtype mask)
-#define WICK_OPS(X)                                    \
-  /* creation and transfer */                          \
-  X(Zeros, "zeros", kAllTypes)                         \
-  X(Ones, "ones", kAllTypes)                           \
-  X(Full, "full", kAllTypes)                           \
-  X(Arange, "arange", kAllTypes)                       \
-  X(FromHost, "from_host", kAllTypes)                  \
-  X(ToHost, "to_host", kAllTypes)                      \
-  X(ConstSet, "const_set", kAllTypes)                  \
-  X(AllocUninit, "alloc_uninit", kAllTypes)            \
-  /* random */                                         \
-  X(RandUniform, "rand_uniform", kFloatTypes)          \
-  X(RandNormal, "rand_normal", kFloatTypes)            \
-  /* elementwise with parameters */                    \
-  X(Affine, "affine", kAllTypes)                       \
-  X(Powf, "powf", kFloatTypes)                         \
-  X(Elu, "elu", kFloatTypes)                           \
-  X(Clamp, "clamp", kAllTypes)                         \
-  /* unary */                                          \
-  X(Exp, "exp", kFloatTypes)                           \
-  X(Log, "log", kFloatTypes)                           \
-  X(Sin, "sin", kFloatTypes)                           \
-  X(Cos, "cos", kFloatTypes)                           \
-  X(Tanh, "tanh", kFloatTypes)                         \
-  X(Neg, "neg", kSignedTypes)                          \
-  X(Recip, "recip", kFloatTypes)                       \
-  X(Sqr, "sqr", kAllTypes)                             \
-  X(Sqrt, "sqrt", kFloatTypes)                         \
-  X(Abs, "abs", kAllTypes)                             \
-  X(Ceil, "ceil", kAllTypes)                           \
-  X(Floor, "floor", kAllTypes)                         \
-  X(Round, "round", kAllTypes)                         \
-  X(Sign, "sign", kAllTypes)                           \
-  X(Relu, "relu", kAllTypes)                           \
-  X(Gelu, "gelu", kFloatTypes)                         \
-  X(GeluErf, "gelu_erf", kFloatTypes)                  \
-  X(Erf, "erf", kFloatTypes)                           \
-  X(Silu, "silu", kFloatTypes)                         \
-  X(Sigmoid, "sigmoid", kFloatTypes)                   \
-  /* binary, numpy broadcasting */                     \
-  X(Add, "add", kAllTypes)                             \
-  X(Sub, "sub", kAllTypes)                             \
-  X(Mul, "mul", kAllTypes)                             \
-  X(Div, "div", kAllTypes)                             \
-  X(Maximum, "maximum", kAllTypes)                     \
-  X(Minimum, "minimum", kAllTypes)                     \
-  X(Pow, "pow", kFloatTypes)                           \
-  /* comparisons, u8 result */                         \
-  X(Eq, "eq", kAllTypes)                               \
-  X(Ne, "ne", kAllTypes)                               \
-  X(Lt, "lt", kAllTypes)                               \
-  X(Le, "le", kAllTypes)                               \
-  X(Gt, "gt", kAllTypes)                               \
-  X(Ge, "ge", kAllTypes)                               \
-  X(WhereCond, "where_cond", kAllTypes)                \
-  X(ToDType, "to_dtype", kAllTypes)                    \
-  /* reductions and normalisation */                   \
-  X(Sum, "sum", kAllTypes)                             \
-  X(Mean, "mean", kFloatTypes)                         \
-  X(Min, "min", kAllTypes)                             \
-  X(Max, "max", kAllTypes)                             \
-  X(ArgMin, "argmin", kAllTypes)                       \
-  X(ArgMax, "argmax", kAllTypes)                       \
-  X(Softmax, "softmax", kFloatTypes)                   \
-  X(LogSoftmax, "log_softmax", kFloatTypes)            \
-  X(RmsNorm, "rms_norm", kFloatTypes)                  \
-  X(LayerNorm, "layer_norm", kFloatTypes)              \
-  X(Cumsum, "cumsum", kAllTypes)                       \
-  X(Sort, "sort", kAllTypes)                           \
-  X(Argsort, "argsort", kAllTypes)                     \
-  /* indexing */                                       \
-  X(IndexSelect, "index_select", kAllTypes)            \
-  X(Gather, "gather", kAllTypes)                       \
-  X(Scatter, "scatter", kAllTypes)                     \
-  X(ScatterAdd, "scatter_add", kAllTypes)              \
-  X(IndexAdd, "index_add", kAllTypes)                  \
-  /* copies */                                         \
-  X(CopyStrided, "copy_strided", kAllTypes)            \
-  X(Copy2d, "copy2d", kAllTypes)                       \
-  X(Cat, "cat", kAllTypes)                             \
-  /* matmul, conv, pooling, resampling */              \
-  X(Matmul, "matmul", kFloatTypes)                     \
-  X(Conv1d, "conv1d", kFloatTypes)                     \
-  X(Conv2d, "conv2d", kFloatTypes)                     \
-  X(ConvTranspose1d, "conv_transpose1d", kFloatTypes)  \
-  X(ConvTranspose2d, "conv_transpose2d", kFloatTypes)  \
-  X(AvgPool2d, "avg_pool2d", kFloatTypes)              \
-  X(MaxPool2d, "max_pool2d", kAllTypes)                \
-  X(UpsampleNearest1d, "upsample_nearest1d", kAllTypes) \
-  X(UpsampleNearest2d, "upsample_nearest2d", kAllTypes) \
-  X(UpsampleBilinear2d, "upsample_bilinear2d", kFloatTypes) \
-  /* positional embeddings */                          \
-  X(Rope, "rope", kFloatTypes)                         \
-  X(RopeI, "rope_i", kFloatTypes)
+// What an op is, for the backends: the kind fixes the backend method and its parameter struct.
+enum class OpKind : uint8_t {
+  Creation,    // const_set, arange and host transfers
+  Random,      // rand_uniform / rand_normal (RandomParams)
+  Unary,       // Backend::unary, no parameters
+  UnaryParam,  // Backend::unary with UnaryParams
+  Binary,      // Backend::binary, result in the input dtype
+  Compare,     // Backend::binary, u8 result
+  Select,      // where_cond
+  Cast,        // cast between dtypes
+  Reduce,      // Backend::reduce over trailing dims
+  Normalize,   // softmax, log_softmax, rms_norm, layer_norm over the last dim
+  Scan,        // cumsum
+  Sort,        // sort, argsort
+  Index,       // index_select, gather, scatter, index_add
+  Copy,        // strided copies and cat
+  Matmul,
+  Conv,
+  Pool,
+  Resample,
+  Rope,
+};
+
+// creation, transfer and random
+#define WICK_CREATION_OPS(X) \
+  X(Zeros, "zeros", Creation, kAllTypes, _)               \
+  X(Ones, "ones", Creation, kAllTypes, _)                 \
+  X(Full, "full", Creation, kAllTypes, _)                 \
+  X(Arange, "arange", Creation, kAllTypes, _)             \
+  X(FromHost, "from_host", Creation, kAllTypes, _)        \
+  X(ToHost, "to_host", Creation, kAllTypes, _)            \
+  X(ConstSet, "const_set", Creation, kAllTypes, _)        \
+  X(AllocUninit, "alloc_uninit", Creation, kAllTypes, _)  \
+  X(RandUniform, "rand_uniform", Random, kFloatTypes, _)  \
+  X(RandNormal, "rand_normal", Random, kFloatTypes, _)   
+
+// unary elementwise: dst = F(src), same dtype; UnaryParam rows take UnaryParams
+#define WICK_UNARY_OPS(X) \
+  X(Affine, "affine", UnaryParam, kAllTypes, Affine)   \
+  X(Powf, "powf", UnaryParam, kFloatTypes, Powf)       \
+  X(Elu, "elu", UnaryParam, kFloatTypes, Elu)          \
+  X(Clamp, "clamp", UnaryParam, kAllTypes, Clamp)      \
+  X(Exp, "exp", Unary, kFloatTypes, Exp)               \
+  X(Log, "log", Unary, kFloatTypes, Log)               \
+  X(Sin, "sin", Unary, kFloatTypes, Sin)               \
+  X(Cos, "cos", Unary, kFloatTypes, Cos)               \
+  X(Tanh, "tanh", Unary, kFloatTypes, Tanh)            \
+  X(Neg, "neg", Unary, kSignedTypes, Neg)              \
+  X(Recip, "recip", Unary, kFloatTypes, Recip)         \
+  X(Sqr, "sqr", Unary, kAllTypes, Sqr)                 \
+  X(Sqrt, "sqrt", Unary, kFloatTypes, Sqrt)            \
+  X(Abs, "abs", Unary, kAllTypes, Abs)                 \
+  X(Ceil, "ceil", Unary, kAllTypes, Ceil)              \
+  X(Floor, "floor", Unary, kAllTypes, Floor)           \
+  X(Round, "round", Unary, kAllTypes, Round)           \
+  X(Sign, "sign", Unary, kAllTypes, Sign)              \
+  X(Relu, "relu", Unary, kAllTypes, Relu)              \
+  X(Gelu, "gelu", Unary, kFloatTypes, Gelu)            \
+  X(GeluErf, "gelu_erf", Unary, kFloatTypes, GeluErf)  \
+  X(Erf, "erf", Unary, kFloatTypes, Erf)               \
+  X(Silu, "silu", Unary, kFloatTypes, Silu)            \
+  X(Sigmoid, "sigmoid", Unary, kFloatTypes, Sigmoid)  
+
+// binary elementwise, numpy broadcasting: dst = F(a, b), same dtype
+#define WICK_BINARY_OPS(X) \
+  X(Add, "add", Binary, kAllTypes, Add)              \
+  X(Sub, "sub", Binary, kAllTypes, Sub)              \
+  X(Mul, "mul", Binary, kAllTypes, Mul)              \
+  X(Div, "div", Binary, kAllTypes, Div)              \
+  X(Maximum, "maximum", Binary, kAllTypes, Maximum)  \
+  X(Minimum, "minimum", Binary, kAllTypes, Minimum)  \
+  X(Pow, "pow", Binary, kFloatTypes, Pow)           
+
+// comparisons, numpy broadcasting, u8 result
+#define WICK_COMPARE_OPS(X) \
+  X(Eq, "eq", Compare, kAllTypes, Eq)  \
+  X(Ne, "ne", Compare, kAllTypes, Ne)  \
+  X(Lt, "lt", Compare, kAllTypes, Lt)  \
+  X(Le, "le", Compare, kAllTypes, Le)  \
+  X(Gt, "gt", Compare, kAllTypes, Gt)  \
+  X(Ge, "ge", Compare, kAllTypes, Ge) 
+
+// everything else: one backend method per kind (src/backend/backend_ops.h)
+#define WICK_STRUCTURED_OPS(X) \
+  X(WhereCond, "where_cond", Select, kAllTypes, _)                        \
+  X(ToDType, "to_dtype", Cast, kAllTypes, _)                              \
+  X(Sum, "sum", Reduce, kAllTypes, _)                                     \
+  X(Mean, "mean", Reduce, kFloatTypes, _)                                 \
+  X(Min, "min", Reduce, kAllTypes, _)                                     \
+  X(Max, "max", Reduce, kAllTypes, _)                                     \
+  X(ArgMin, "argmin", Reduce, kAllTypes, _)                               \
+  X(ArgMax, "argmax", Reduce, kAllTypes, _)                               \
+  X(Softmax, "softmax", Normalize, kFloatTypes, _)                        \
+  X(LogSoftmax, "log_softmax", Normalize, kFloatTypes, _)                 \
+  X(RmsNorm, "rms_norm", Normalize, kFloatTypes, _)                       \
+  X(LayerNorm, "layer_norm", Normalize, kFloatTypes, _)                   \
+  X(Cumsum, "cumsum", Scan, kAllTypes, _)                                 \
+  X(Sort, "sort", Sort, kAllTypes, _)                                     \
+  X(Argsort, "argsort", Sort, kAllTypes, _)                               \
+  X(IndexSelect, "index_select", Index, kAllTypes, _)                     \
+  X(Gather, "gather", Index, kAllTypes, _)                                \
+  X(Scatter, "scatter", Index, kAllTypes, _)                              \
+  X(ScatterAdd, "scatter_add", Index, kAllTypes, _)                       \
+  X(IndexAdd, "index_add", Index, kAllTypes, _)                           \
+  X(CopyStrided, "copy_strided", Copy, kAllTypes, _)                      \
+  X(Copy2d, "copy2d", Copy, kAllTypes, _)                                 \
+  X(Cat, "cat", Copy, kAllTypes, _)                                       \
+  X(Matmul, "matmul", Matmul, kFloatTypes, _)                             \
+  X(Conv1d, "conv1d", Conv, kFloatTypes, _)                               \
+  X(Conv2d, "conv2d", Conv, kFloatTypes, _)                               \
+  X(ConvTranspose1d, "conv_transpose1d", Conv, kFloatTypes, _)            \
+  X(ConvTranspose2d, "conv_transpose2d", Conv, kFloatTypes, _)            \
+  X(AvgPool2d, "avg_pool2d", Pool, kFloatTypes, _)                        \
+  X(MaxPool2d, "max_pool2d", Pool, kAllTypes, _)                          \
+  X(UpsampleNearest1d, "upsample_nearest1d", Resample, kAllTypes, _)      \
+  X(UpsampleNearest2d, "upsample_nearest2d", Resample, kAllTypes, _)      \
+  X(UpsampleBilinear2d, "upsample_bilinear2d", Resample, kFloatTypes, _)  \
+  X(Rope, "rope", Rope, kFloatTypes, _)                                   \
+  X(RopeI, "rope_i", Rope, kFloatTypes, _)                               
+
+// The whole table, in enum order.
+#define WICK_OPS(X) \
+  WICK_CREATION_OPS(X) WICK_UNARY_OPS(X) WICK_BINARY_OPS(X) WICK_COMPARE_OPS(X) WICK_STRUCTURED_OPS(X)
 
 enum class Op : uint16_t {
-#define WICK_X(name, str, mask) name,
+#define WICK_X(name, str, kind, mask, fn) name,
   WICK_OPS(WICK_X)
 #undef WICK_X
 };
 
 inline constexpr int kNumOps = 0
-#define WICK_X(name, str, mask) +1
+#define WICK_X(name, str, kind, mask, fn) +1
     WICK_OPS(WICK_X)
 #undef WICK_X
     ;
@@ -131,17 +171,19 @@ inline constexpr int kNumOps = 0
 struct OpInfo {
   Op op;
   std::string_view name;
+  OpKind kind;
   uint32_t dtypes;  // mask of dtype_bit()
 };
 
 inline constexpr OpInfo kOpTable[kNumOps] = {
-#define WICK_X(name, str, mask) {Op::name, str, mask},
+#define WICK_X(name, str, kind, mask, fn) {Op::name, str, OpKind::kind, mask},
     WICK_OPS(WICK_X)
 #undef WICK_X
 };
 
 constexpr const OpInfo& op_info(Op op) { return kOpTable[static_cast<int>(op)]; }
 constexpr std::string_view op_name(Op op) { return op_info(op).name; }
+constexpr OpKind op_kind(Op op) { return op_info(op).kind; }
 // Whether the op is defined for the dtype at all (the table).
 constexpr bool op_defined_for(Op op, DType d) { return (op_info(op).dtypes & dtype_bit(d)) != 0; }
 // Whether the op is defined for the dtype and the device's backend implements it.

@@ -5,8 +5,6 @@
 #include <cstdlib>
 #include <string>
 
-#include "cpu/cpu_backend.h"
-
 namespace wick {
 
 // ---- cross-stream use (Note [Cross-stream use]) ---------------------------------------------
@@ -102,34 +100,37 @@ std::shared_ptr<Storage> Backend::alloc(int64_t nbytes) {
   }
 }
 
-void Backend::set_seed(uint64_t seed) {
+void Runtime::set_seed(uint64_t seed) {
   std::lock_guard<std::mutex> g(rng_mu_);
   seed_ = seed;
   counter_ = 0;
 }
 
-RandomStream Backend::take_random(uint64_t blocks) {
+RandomStream Runtime::take_random(uint64_t blocks) {
   std::lock_guard<std::mutex> g(rng_mu_);
   RandomStream rs{seed_, counter_};
   counter_ += blocks;
   return rs;
 }
 
-void Backend::copy_batch(std::span<const TensorArg> srcs, std::span<const TensorArg> dsts) {
-  for (size_t i = 0; i < srcs.size(); ++i) cast(srcs[i], dsts[i]);
+void copy_pairs(Backend& b, std::span<const TensorArg> srcs, std::span<const TensorArg> dsts) {
+  for (size_t i = 0; i < srcs.size(); ++i) b.cast(srcs[i], dsts[i]);
 }
 
-std::shared_ptr<void> Backend::timing_mark() {
+std::shared_ptr<void> Runtime::timing_mark() {
   synchronize();
   return std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
 }
 
-double Backend::timing_elapsed_ms(const std::shared_ptr<void>& start, const std::shared_ptr<void>& stop) {
+double Runtime::timing_elapsed_ms(const std::shared_ptr<void>& start, const std::shared_ptr<void>& stop) {
   using Point = std::chrono::steady_clock::time_point;
   return std::chrono::duration<double, std::milli>(*static_cast<Point*>(stop.get()) -
                                                    *static_cast<Point*>(start.get()))
       .count();
 }
+
+// The CPU backend, defined by src/cpu (the interface layer names no backend's header).
+Backend& cpu_backend();
 
 #if defined(WICK_HAVE_CUDA)
 const GpuBackendProvider& cuda_provider();
@@ -179,7 +180,7 @@ Backend* find_handle(DeviceKind kind, int ordinal, uint32_t id) {
 }  // namespace
 
 Backend& backend_for(const Device& device) {
-  if (device.is_cpu()) return cpu::backend();
+  if (device.is_cpu()) return cpu_backend();
   const char* name = device.kind() == DeviceKind::Cuda ? "cuda" : "rocm";
   const GpuBackendProvider* p = gpu_provider(device.kind());
   if (!p)

@@ -10,6 +10,7 @@
 // is written), OutOfMemory from alloc, UnsupportedError for an op x dtype it does not implement.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -25,28 +26,27 @@
 #include "wick/memory.h"
 #include "wick/ops.h"
 #include "wick/tensor.h"
+#include "backend/backend_ops.h"
+#include "backend/op_params.h"
+#include "backend/runtime.h"
 
 namespace wick {
 
 class Backend;
 
 // Note [Cross-stream use]
-// Every GPU handle (Note [Device handles] in wick/device.h) has its own stream, and a storage
-// belongs to the handle that allocated it: its memory is allocated and freed stream-ordered on
-// that handle's stream. When another handle of the same GPU (or Tensor::to, from any GPU) uses it,
-// three orders matter, and wick keeps them with events, never blocking the host:
-//   - read after write: the user's stream waits for a fence recorded on the writer's stream after
-//     the last write (Storage::use_on);
-//   - write after read: an in-place write waits for every other stream that read the storage since
-//     the last write (Storage::before_write);
-//   - free after use: the owner's stream waits for every other stream that used the storage before
-//     the memory goes back to the pool (~Storage).
-// Fences are recorded lazily, when the first use by another stream asks for one: a fence taken then
-// on the writer's stream comes after the write, since the host issued the write first. Until a
-// second stream touches a storage it carries no bookkeeping (a null pointer) and nothing is
-// recorded, so single-stream programs pay nothing. The front end calls use_on from
-// front::check_same_device (the op's runner is its first tensor) and before_write before in-place
-// writes; set_event_tracking(false) makes check_same_device skip use_on.
+// Every GPU handle (Note [Device handles] in wick/device.h) has its own stream, and a storage is
+// allocated and freed stream-ordered on the stream of the handle that allocated it. When another
+// handle of the same GPU (or Tensor::to, from any GPU) uses it, three orders are kept with events,
+// never blocking the host:
+//   - read after write: the user's stream waits for a fence after the last write (Storage::use_on);
+//   - write after read: an in-place write waits for every stream that read it since (before_write);
+//   - free after use: the owner's stream waits for every stream that used it (~Storage).
+// Fences are recorded lazily, when another stream first asks for one (a fence taken then on the
+// writer's stream comes after the write, which the host issued first); until a second stream
+// touches a storage it carries no bookkeeping, so single-stream programs pay nothing. The front
+// end calls use_on from front::check_same_device (the op's runner is its first tensor; skipped
+// under set_event_tracking(false)) and before_write before in-place writes.
 struct StreamUses {
   Backend* writer = nullptr;      // the stream of the last write (the owner until another writes)
   std::shared_ptr<void> written;  // fence after that write; null until a reader asks for it
@@ -107,151 +107,36 @@ inline Strides rope_table_strides(const TensorArg& table, size_t rank) {
   return s;
 }
 
-// A stream of counter-based random numbers: Philox4x32-10 keyed by `seed`, 128-bit block counter
-// starting at `counter`. See Note [Random streams] in src/core/random.h.
-struct RandomStream {
-  uint64_t seed = 0;
-  uint64_t counter = 0;
-};
-
-class Backend {
+// A device's ops: the runtime plus one method per entry of WICK_BACKEND_OPS (backend_ops.h),
+// each serving a kind of the op table.
+class Backend : public Runtime {
  public:
-  virtual ~Backend() = default;
-
-  virtual Device device() const = 0;
-  virtual DeviceInfo info() const = 0;
-  virtual void synchronize() = 0;
-  virtual bool supports_bf16() const { return true; }
-  // Whether this backend implements op for dtype (the op table says whether it is defined at all).
-  virtual bool implements(Op op, DType dtype) const = 0;
-
-  // ---- memory ----
-  virtual void* raw_alloc(int64_t nbytes) = 0;  // throws OutOfMemory
-  virtual void raw_free(void* p) = 0;
+  // Memory for a tensor, freed through this backend when the last user goes away.
   std::shared_ptr<Storage> alloc(int64_t nbytes);
-  // Contiguous byte copies between host memory and this device's memory.
-  virtual void copy_from_host(void* dst, const void* src, int64_t nbytes) = 0;
-  virtual void copy_to_host(void* dst, const void* src, int64_t nbytes) = 0;
-  // Allocator statistics (include/wick/memory.h); backends without them report zeros.
-  virtual MemoryStats memory_stats() { return {}; }
-  virtual void reset_peak_memory() {}
-  virtual void empty_cache() {}
-  // Timing marks (wick/timing.h): an opaque point in the device's queue, and the milliseconds
-  // between two marks, waiting for the second. The default reads a steady clock after synchronize().
-  virtual std::shared_ptr<void> timing_mark();
-  virtual double timing_elapsed_ms(const std::shared_ptr<void>& start, const std::shared_ptr<void>& stop);
 
-  // ---- streams and transfers (Note [Cross-stream use]) ----
-  // A fence after everything queued so far on this backend's stream; nullptr on backends that
-  // run synchronously (the CPU), whose work is done when the call returns.
-  virtual std::shared_ptr<void> record_fence() { return nullptr; }
-  // Makes work queued later on this backend wait for `fence` (from a backend of the same kind,
-  // any ordinal) without blocking the host. A null fence is already reached.
-  virtual void wait_fence(const std::shared_ptr<void>& fence) { (void)fence; }
-  // Queues on this backend a copy of nbytes from src, memory of `from` (the same kind of device,
-  // possibly another ordinal), to dst in this device's memory. The caller has ordered it after
-  // the source's writer and keeps src alive until it ran. False when the two devices cannot copy
-  // directly (no peer access): the caller then stages through host memory.
-  virtual bool copy_from_device(void* dst, Backend& from, const void* src, int64_t nbytes) {
-    (void)dst, (void)from, (void)src, (void)nbytes;
-    return false;
+  // Whether this backend runs op on dtype. The table's row decides, minus what the backend marked
+  // unsupported (a backend whose kernels exist only for some architectures marks the others when
+  // it starts). The front end raises UnsupportedError for an unsupported pair, and `wick check`
+  // reports it as unsupported rather than passed.
+  bool supports(Op op, DType dtype) const {
+    return op_defined_for(op, dtype) && (unsupported_[static_cast<int>(op)] & dtype_bit(dtype)) == 0;
   }
-  // Stream-ordered host copies (Tensor::to(device, true)). copy_from_host_async may return before
-  // the copy ran, but src may be reused at once. copy_to_host_async may return before dst is
-  // written; dst is valid after synchronize(), and `keep` (dst's storage) lives until then. The
-  // defaults copy synchronously.
-  virtual void copy_from_host_async(void* dst, const void* src, int64_t nbytes) { copy_from_host(dst, src, nbytes); }
-  virtual void copy_to_host_async(void* dst, const void* src, int64_t nbytes, std::shared_ptr<Storage> keep) {
-    (void)keep;
-    copy_to_host(dst, src, nbytes);
+  // Marks (or with `on` false, clears) the dtypes of `mask` as unsupported for op.
+  void mark_unsupported(Op op, uint32_t mask, bool on = true) {
+    uint32_t& m = unsupported_[static_cast<int>(op)];
+    m = on ? (m | mask) : (m & ~mask);
   }
 
-  // ---- random generator state (per device) ----
-  void set_seed(uint64_t seed);
-  // Reserves `blocks` Philox blocks of this device's stream and returns where they start.
-  RandomStream take_random(uint64_t blocks);
-
-  // ---- creation ----
-  virtual void const_set(const TensorArg& dst, Scalar value) = 0;
-  virtual void arange(const TensorArg& dst, double start, double step) = 0;
-  virtual void rand_uniform(const TensorArg& dst, double lo, double up, RandomStream rs) = 0;
-  virtual void rand_normal(const TensorArg& dst, double mean, double std, RandomStream rs) = 0;
-
-  // ---- elementwise ----
-  // op is one of the unary rows of the table or Affine (p0 = mul, p1 = add), Powf (p0), Elu (p0),
-  // Clamp (p0 = lo, p1 = hi). src and dst have the same shape and dtype. For Clamp on an integer
-  // dtype p0 / p1 carry int64 bit patterns: see Note [Integer clamp bounds] in
-  // backend/elementwise_math.h.
-  virtual void unary(Op op, double p0, double p1, const TensorArg& src, const TensorArg& dst) = 0;
-  // Add ... Pow, Eq ... Ge. a and b have dst's shape (broadcast already); comparisons write u8.
-  virtual void binary(Op op, const TensorArg& a, const TensorArg& b, const TensorArg& dst) = 0;
-  virtual void where_cond(const TensorArg& cond, const TensorArg& t, const TensorArg& f, const TensorArg& dst) = 0;
-  // Copy with conversion between any dtypes (equal dtypes: copy_strided). Same shape.
-  virtual void cast(const TensorArg& src, const TensorArg& dst) = 0;
-  // srcs[i] copied into dsts[i], pair by pair of one dtype and shape, the dsts not overlapping (cat's
-  // inputs into their slices of the output). The default runs one copy per pair.
-  virtual void copy_batch(std::span<const TensorArg> srcs, std::span<const TensorArg> dsts);
-
-  // ---- reductions ----
-  // Reduces the last `n_reduced` dims of src into dst, whose shape is src's leading dims.
-  // op: Sum, Mean, Min, Max, ArgMin, ArgMax (the last two write i64).
-  virtual void reduce(Op op, const TensorArg& src, int n_reduced, const TensorArg& dst) = 0;
-  // Over the last dim.
-  virtual void softmax(const TensorArg& src, const TensorArg& dst, bool log) = 0;
-  virtual void rms_norm(const TensorArg& x, const TensorArg& weight, const TensorArg& dst, double eps) = 0;
-  virtual void layer_norm(const TensorArg& x, const TensorArg& weight, const TensorArg& bias, const TensorArg& dst,
-                          double eps) = 0;
-  virtual void cumsum(const TensorArg& src, const TensorArg& dst) = 0;
-  // values may be undefined (argsort); indices are i64.
-  virtual void sort(const TensorArg& src, const TensorArg& values, const TensorArg& indices, bool descending) = 0;
-
-  // ---- indexing ----
-  virtual void index_select(const TensorArg& src, const TensorArg& ids, int dim, const TensorArg& dst) = 0;
-  virtual void gather(const TensorArg& src, const TensorArg& ids, int dim, const TensorArg& dst) = 0;
-  // In place into dst (the front end passes a fresh copy): dst[... ids[i] ...] = / += src[... i ...]
-  virtual void scatter(const TensorArg& dst, const TensorArg& ids, const TensorArg& src, int dim, bool add) = 0;
-  // dst.index_select(ids, dim) += src
-  virtual void index_add(const TensorArg& dst, const TensorArg& ids, const TensorArg& src, int dim) = 0;
-
-  // ---- matmul, conv, pooling, resampling ----
-  // a [batch..., M, K], b [batch..., K, N] (same batch shape, possibly stride 0), dst [batch..., M, N].
-  virtual void matmul(const TensorArg& a, const TensorArg& b, const TensorArg& dst) = 0;
-  virtual void conv1d(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv1dParams& p) = 0;
-  virtual void conv2d(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p) = 0;
-  virtual void conv_transpose1d(const TensorArg& x, const TensorArg& w, const TensorArg& dst,
-                                const Conv1dParams& p) = 0;
-  virtual void conv_transpose2d(const TensorArg& x, const TensorArg& w, const TensorArg& dst,
-                                const Conv2dParams& p) = 0;
-  virtual void avg_pool2d(const TensorArg& x, const TensorArg& dst, const Pool2dParams& p) = 0;
-  virtual void max_pool2d(const TensorArg& x, const TensorArg& dst, const Pool2dParams& p) = 0;
-  virtual void upsample_nearest1d(const TensorArg& x, const TensorArg& dst) = 0;
-  virtual void upsample_nearest2d(const TensorArg& x, const TensorArg& dst) = 0;
-  virtual void upsample_bilinear2d(const TensorArg& x, const TensorArg& dst, bool align_corners) = 0;
-  // x [..., T, D], cos/sin [T, D/2]
-  virtual void rope(const TensorArg& x, const TensorArg& cos, const TensorArg& sin, const TensorArg& dst,
-                    bool interleaved) = 0;
-
-  // ---- user kernel modules (wick/kernel.h; the cache is src/core/kernel.cpp) ----
-  // The defaults (backend_module.cpp) throw UnsupportedError: only GPU backends run device code.
-  // Compiles `source` for this device's own architecture into a loadable image; CompileError
-  // carrying the compiler's log.
-  virtual std::vector<uint8_t> compile_module_image(const std::string& name, const std::string& source,
-                                                    const std::vector<std::string>& options);
-  // Loads an image (FormatError when it is none for this device). Releasing the handle waits for
-  // the device's queued work, then unloads.
-  virtual std::shared_ptr<void> load_module_image(const std::string& name, std::span<const uint8_t> image);
-  // The kernel `kernel` of a loaded module, or nullptr when it has none; *param_sizes receives the
-  // byte size of each parameter, or nothing when the runtime cannot tell.
-  virtual void* module_kernel(const std::shared_ptr<void>& module, const std::string& kernel,
-                              std::vector<size_t>* param_sizes);
-  // Queues `kernel` on this device's stream; args[i] points at the i-th parameter's value.
-  virtual void launch_module_kernel(void* kernel, const LaunchConfig& config, void** args, const char* op);
+#define WICK_X(name, params, args) virtual void name params = 0;
+  WICK_BACKEND_OPS(WICK_X)
+#undef WICK_X
 
  private:
-  std::mutex rng_mu_;
-  uint64_t seed_ = 299792458;
-  uint64_t counter_ = 0;
+  std::array<uint32_t, kNumOps> unsupported_{};
 };
+
+// srcs[i] copied into dsts[i] one cast at a time: copy_batch for backends without a batched copy.
+void copy_pairs(Backend& b, std::span<const TensorArg> srcs, std::span<const TensorArg> dsts);
 
 // The backend of a device handle; throws DeviceError when wick was built without it or it is
 // absent.

@@ -1,5 +1,6 @@
-// Host-side conv geometry shared by the CPU and GPU backends: the sizes of one conv2d call, and the
-// view of the 1-d ops as 2-d ones (height 1) so both backends run the 1-d convs on their 2-d code.
+// Host-side geometry of the conv family shared by the CPU and GPU backends: the sizes of one conv2d
+// call, the [N, C, H, W] planes of pooling and resampling, and the view of the 1-d ops as 2-d ones
+// (height 1) so both backends run the 1-d ops on their 2-d code.
 #pragma once
 
 #include <algorithm>
@@ -65,6 +66,26 @@ inline std::vector<TransposedPhase> transposed_phases(int64_t k, int64_t s, int6
   std::vector<TransposedPhase> v;
   for (int64_t r = 0; r < std::min(s, out); ++r) v.push_back(transposed_phase(r, k, s, p, d, out));
   return v;
+}
+
+// Sizes and strides of a 4-d [N, C, H, W] operand (the pooling and resampling ops, which work
+// plane by plane).
+struct Plane4 {
+  int64_t n, c, h, w;      // sizes
+  int64_t sn, sc, sh, sw;  // strides
+};
+
+inline Plane4 plane4(const TensorArg& t) {
+  const Shape& s = t.shape();
+  const Strides& st = t.layout.strides();
+  return {s[0], s[1], s[2], s[3], st[0], st[1], st[2], st[3]};
+}
+
+// [N, C, L] as [N, C, 1, L].
+inline Plane4 plane3(const TensorArg& t) {
+  const Shape& s = t.shape();
+  const Strides& st = t.layout.strides();
+  return {s[0], s[1], 1, s[2], st[0], st[1], 0, st[2]};
 }
 
 // [A, B, L] viewed as [A, B, 1, L].

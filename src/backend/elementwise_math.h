@@ -21,6 +21,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "backend/op_params.h"
+#include "wick/dtype.h"
 #include "wick/scalar_types.h"
 
 namespace wick::ew {
@@ -103,6 +105,8 @@ struct Sqr {
 
 struct Abs {
   template <class C>
+  static constexpr bool kIdentity = std::is_unsigned_v<C>;
+  template <class C>
   WICK_HOST_DEVICE C operator()(C x) const {
     if constexpr (std::is_unsigned_v<C>) {
       return x;
@@ -116,6 +120,8 @@ struct Abs {
 
 struct Ceil {
   template <class C>
+  static constexpr bool kIdentity = std::is_integral_v<C>;
+  template <class C>
   WICK_HOST_DEVICE C operator()(C x) const {
     if constexpr (std::is_integral_v<C>) {
       return x;
@@ -125,6 +131,8 @@ struct Ceil {
   }
 };
 struct Floor {
+  template <class C>
+  static constexpr bool kIdentity = std::is_integral_v<C>;
   template <class C>
   WICK_HOST_DEVICE C operator()(C x) const {
     if constexpr (std::is_integral_v<C>) {
@@ -136,6 +144,8 @@ struct Floor {
 };
 // Half away from zero, as std::round (not the banker's rounding of nearbyint).
 struct Round {
+  template <class C>
+  static constexpr bool kIdentity = std::is_integral_v<C>;
   template <class C>
   WICK_HOST_DEVICE C operator()(C x) const {
     if constexpr (std::is_integral_v<C>) {
@@ -162,6 +172,8 @@ struct Sign {
 
 // max(x, 0), written so that NaN passes through.
 struct Relu {
+  template <class C>
+  static constexpr bool kIdentity = std::is_unsigned_v<C>;
   template <class C>
   WICK_HOST_DEVICE C operator()(C x) const {
     if constexpr (std::is_unsigned_v<C>) {
@@ -200,28 +212,56 @@ struct Silu {
   WICK_HOST_DEVICE C operator()(C x) const { return x / (C(1) + std::exp(-x)); }
 };
 
-// ---- unary with parameters (parameters already converted to the compute type) ---------------
+// ---- unary with parameters -----------------------------------------------------------------
+//
+// A row functor with parameters (the UnaryParam rows of the op table) has `make<T>(params)`,
+// which returns the per-element functor for element type T with its parameters converted once to
+// the compute type C; unary_functor() below picks it. UnaryParams says which field is which.
 
 template <class C>
-struct Powf {
+struct PowfFn {
   C e;
   WICK_HOST_DEVICE C operator()(C x) const { return std::pow(x, e); }
+};
+struct Powf {
+  template <class T>
+  static PowfFn<compute_t<T>> make(const UnaryParams& p) {
+    return {static_cast<compute_t<T>>(p.a.f)};
+  }
 };
 
 // x > 0 ? x : alpha (exp(x) - 1); expm1 keeps the small negative x accurate.
 template <class C>
-struct Elu {
+struct EluFn {
   C alpha;
   WICK_HOST_DEVICE C operator()(C x) const { return x > C(0) ? x : alpha * std::expm1(x); }
+};
+struct Elu {
+  template <class T>
+  static EluFn<compute_t<T>> make(const UnaryParams& p) {
+    return {static_cast<compute_t<T>>(p.a.f)};
+  }
 };
 
 // Bounds are in the compute type (integers exact); NaN stays NaN; lo > hi gives hi.
 template <class C>
-struct Clamp {
+struct ClampFn {
   C lo, hi;
   WICK_HOST_DEVICE C operator()(C x) const {
     const C y = x < lo ? lo : x;
     return y > hi ? hi : y;
+  }
+};
+// Integer bounds arrive exact and within T's range (the front end saturates and rounds them).
+struct Clamp {
+  template <class T>
+  static ClampFn<compute_t<T>> make(const UnaryParams& p) {
+    using C = compute_t<T>;
+    if constexpr (std::is_integral_v<T>) {
+      return {static_cast<C>(p.a.i), static_cast<C>(p.b.i)};
+    } else {
+      return {static_cast<C>(p.a.f), static_cast<C>(p.b.f)};
+    }
   }
 };
 
@@ -250,18 +290,52 @@ WICK_HOST_DEVICE inline C mul_add_unfused(C a, C b, C c) {
 
 // Floats: x * mul + add in the compute type.
 template <class C>
-struct Affine {
+struct AffineFn {
   C mul, add;
   WICK_HOST_DEVICE C operator()(C x) const { return mul_add_unfused(x, mul, add); }
 };
 
 // Integers: in f64, then converted to C with saturation (NaN -> 0), see Note [Integer elementwise
 // semantics]. Returns a double: the caller's convert<T> saturates.
-struct AffineInt {
+struct AffineIntFn {
   double mul, add;
   template <class C>
   WICK_HOST_DEVICE double operator()(C x) const { return mul_add_unfused(static_cast<double>(x), mul, add); }
 };
+
+struct Affine {
+  template <class T>
+  static auto make(const UnaryParams& p) {
+    if constexpr (std::is_integral_v<T>) {
+      return AffineIntFn{p.a.f, p.b.f};
+    } else {
+      using C = compute_t<T>;
+      return AffineFn<C>{static_cast<C>(p.a.f), static_cast<C>(p.b.f)};
+    }
+  }
+};
+
+// The per-element functor of row functor F for element type T: F::make<T>(params) for rows with
+// parameters, F itself otherwise.
+template <class T, class F>
+auto unary_functor(const UnaryParams& p) {
+  if constexpr (requires { F::template make<T>(p); }) {
+    return F::template make<T>(p);
+  } else {
+    return F{};
+  }
+}
+
+// Whether row functor F leaves every value of T unchanged (F::kIdentity<C>), so that a backend
+// may copy instead of running it.
+template <class F, class T>
+constexpr bool is_identity() {
+  if constexpr (requires { F::template kIdentity<compute_t<T>>; }) {
+    return F::template kIdentity<compute_t<T>>;
+  } else {
+    return false;
+  }
+}
 
 // ---- binary --------------------------------------------------------------------------------
 
@@ -361,22 +435,5 @@ struct Ge {
   template <class C>
   WICK_HOST_DEVICE bool operator()(C a, C b) const { return a >= b; }
 };
-
-// ---- clamp bounds of integer tensors ---------------------------------------------------------
-//
-// Note [Integer clamp bounds]
-// Backend::unary passes parameters as doubles, which cannot hold every i64. For Clamp on an
-// integer dtype the front end therefore saturates the bounds to the dtype's range and passes the
-// int64 bit patterns in p0 / p1; the backend reads them back with clamp_bound_from_param.
-WICK_HOST_DEVICE inline double clamp_bound_to_param(int64_t v) {
-  double d;
-  std::memcpy(&d, &v, sizeof d);
-  return d;
-}
-WICK_HOST_DEVICE inline int64_t clamp_bound_from_param(double d) {
-  int64_t v;
-  std::memcpy(&v, &d, sizeof v);
-  return v;
-}
 
 }  // namespace wick::ew

@@ -11,7 +11,7 @@ void check_op_dtype(Op op, const Tensor& t) {
   if (!op_defined_for(op, t.dtype()))
     throw DTypeError(op_tag(op) + "not defined for dtype " + std::string(dtype_name(t.dtype())) + " (input " +
                      t.str() + ")");
-  if (!backend(t).implements(op, t.dtype()))
+  if (!backend(t).supports(op, t.dtype()))
     throw UnsupportedError(op_tag(op) + "dtype " + std::string(dtype_name(t.dtype())) + " is not implemented on " +
                            t.device().location() + " (input " + t.str() + ")");
 }

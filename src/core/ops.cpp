@@ -5,7 +5,7 @@
 namespace wick {
 
 bool supports(Op op, DType d, const Device& device) {
-  return op_defined_for(op, d) && backend_for(device).implements(op, d);
+  return op_defined_for(op, d) && backend_for(device).supports(op, d);
 }
 
 bool parse_op(std::string_view name, Op* out) {

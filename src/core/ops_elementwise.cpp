@@ -3,17 +3,17 @@
 #include <cmath>
 #include <limits>
 
-#include "backend/elementwise_math.h"
+#include "backend/dispatch.h"
 #include "core/front.h"
 
 namespace wick {
 
 namespace {
 
-Tensor unary_op(Op op, const Tensor& x, double p0 = 0, double p1 = 0) {
+Tensor unary_op(Op op, const Tensor& x, const UnaryParams& p = {}) {
   front::check_op_dtype(op, x);
   Tensor out = front::new_like(x, x.shape(), x.dtype());
-  if (out.numel() > 0) front::backend(x).unary(op, p0, p1, TensorArg(x), TensorArg(out));
+  if (out.numel() > 0) front::backend(x).unary(op, p, TensorArg(x), TensorArg(out));
   return out;
 }
 
@@ -34,7 +34,8 @@ Tensor binary_op(Op op, const Tensor& a, const Tensor& b) {
 }
 
 // An integer clamp bound from a Scalar: integers saturate to T's range; a fractional bound moves
-// inward (ceil for lo, floor for hi), so the result stays within [lo, hi] whenever lo <= hi.
+// inward (ceil for lo, floor for hi), so the result stays within [lo, hi] whenever lo <= hi. The
+// backend receives it as an exact integer Scalar (UnaryParams).
 template <class T>
 int64_t int_bound(Scalar s, bool is_lo) {
   constexpr int64_t kMin = static_cast<int64_t>(std::numeric_limits<T>::lowest());
@@ -45,30 +46,16 @@ int64_t int_bound(Scalar s, bool is_lo) {
 
 }  // namespace
 
-Tensor Tensor::affine(double mul, double add) const { return unary_op(Op::Affine, *this, mul, add); }
-Tensor Tensor::powf(double exponent) const { return unary_op(Op::Powf, *this, exponent); }
-Tensor Tensor::elu(double alpha) const { return unary_op(Op::Elu, *this, alpha); }
+Tensor Tensor::affine(double mul, double add) const { return unary_op(Op::Affine, *this, {mul, add}); }
+Tensor Tensor::powf(double exponent) const { return unary_op(Op::Powf, *this, {exponent, {}}); }
+Tensor Tensor::elu(double alpha) const { return unary_op(Op::Elu, *this, {alpha, {}}); }
 
 Tensor Tensor::clamp(Scalar lo, Scalar hi) const {
   front::check_defined(Op::Clamp, *this);
-  double p0 = lo.f, p1 = hi.f;
-  switch (dtype()) {
-    case DType::U8:
-      p0 = ew::clamp_bound_to_param(int_bound<uint8_t>(lo, true));
-      p1 = ew::clamp_bound_to_param(int_bound<uint8_t>(hi, false));
-      break;
-    case DType::U32:
-      p0 = ew::clamp_bound_to_param(int_bound<uint32_t>(lo, true));
-      p1 = ew::clamp_bound_to_param(int_bound<uint32_t>(hi, false));
-      break;
-    case DType::I64:
-      p0 = ew::clamp_bound_to_param(int_bound<int64_t>(lo, true));
-      p1 = ew::clamp_bound_to_param(int_bound<int64_t>(hi, false));
-      break;
-    default:
-      break;
-  }
-  return unary_op(Op::Clamp, *this, p0, p1);
+  UnaryParams p{lo, hi};
+  if (is_int(dtype()))
+    dispatch_in<kIntTypes>(dtype(), [&]<class T>() { p = {int_bound<T>(lo, true), int_bound<T>(hi, false)}; }, "clamp");
+  return unary_op(Op::Clamp, *this, p);
 }
 
 Tensor Tensor::exp() const { return unary_op(Op::Exp, *this); }

@@ -130,7 +130,7 @@ Tensor Tensor::rms_norm(const Tensor& weight, double eps) const {
   check_param(Op::RmsNorm, *this, weight, "weight");
   Tensor out = front::new_like(*this, shape(), dtype());
   if (out.numel() > 0)
-    front::backend(*this).rms_norm(TensorArg(*this), TensorArg(weight), TensorArg(out), eps);
+    front::backend(*this).rms_norm(TensorArg(*this), TensorArg(weight), TensorArg(out), NormParams{eps});
   return out;
 }
 
@@ -140,7 +140,7 @@ Tensor Tensor::layer_norm(const Tensor& weight, const Tensor& bias, double eps) 
   check_param(Op::LayerNorm, *this, bias, "bias");
   Tensor out = front::new_like(*this, shape(), dtype());
   if (out.numel() > 0)
-    front::backend(*this).layer_norm(TensorArg(*this), TensorArg(weight), TensorArg(bias), TensorArg(out), eps);
+    front::backend(*this).layer_norm(TensorArg(*this), TensorArg(weight), TensorArg(bias), TensorArg(out), NormParams{eps});
   return out;
 }
 

@@ -78,7 +78,7 @@ Tensor Tensor::arange(double start, double end, double step, DType dtype, const 
                       std::to_string(step) + " would make " + std::to_string(n) + " elements");
   const int64_t count = n > 0 ? static_cast<int64_t>(n) : 0;
   Tensor t = empty({count}, dtype, device);
-  if (count > 0) backend(t).arange(TensorArg(t), start, step);
+  if (count > 0) backend(t).arange(TensorArg(t), ArangeParams{start, step});
   return t;
 }
 
@@ -102,7 +102,7 @@ void check_rand_args(Op op, const Shape& shape, DType dtype, const Device& devic
 }
 }  // namespace
 
-// See Note [Random streams] in src/core/philox.h for how elements map to Philox blocks.
+// See Note [Random streams] in src/backend/philox.h for how elements map to Philox blocks.
 Tensor Tensor::rand_uniform(const Shape& shape, DType dtype, double lo, double up, const Device& device) {
   check_rand_args(Op::RandUniform, shape, dtype, device);
   // The kernels compute lo + u * (up - lo) in f64 (f64) or f32 (the other floats), so the span
@@ -122,7 +122,7 @@ Tensor Tensor::rand_uniform(const Shape& shape, DType dtype, double lo, double u
   Backend& b = backend(t);
   const uint64_t per_block = dtype == DType::F64 ? 2 : 4;
   const RandomStream rs = b.take_random((n + per_block - 1) / per_block);
-  if (n > 0) b.rand_uniform(TensorArg(t), lo, up, rs);
+  if (n > 0) b.rand_uniform(TensorArg(t), RandomParams{lo, up, rs});
   return t;
 }
 
@@ -138,7 +138,7 @@ Tensor Tensor::rand_normal(const Shape& shape, DType dtype, double mean, double 
   Backend& b = backend(t);
   const uint64_t per_block = dtype == DType::F64 ? 2 : 4;  // Note [Random streams]
   const RandomStream rs = b.take_random((n + per_block - 1) / per_block);
-  if (n > 0) b.rand_normal(TensorArg(t), mean, std, rs);
+  if (n > 0) b.rand_normal(TensorArg(t), RandomParams{mean, std, rs});
   return t;
 }
 

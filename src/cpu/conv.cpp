@@ -22,8 +22,8 @@
 
 #include "backend/conv_geom.h"
 #include "backend/conv_math.h"
+#include "backend/dispatch.h"
 #include "cpu/cpu_backend.h"
-#include "cpu/dispatch.h"
 #include "cpu/gemm.h"
 #include "cpu/simd.h"
 #include "cpu/strided.h"
@@ -175,20 +175,10 @@ struct ConvArrays {
 // is multiplied right away, while it is still in that core's cache, by one single-threaded BLAS call
 // per group (OpenBLAS's OpenMP build runs on the calling thread inside a parallel region) writing
 // the block's columns of the output. The block count is rounded up to a multiple of the thread
-// count, so every thread gets the same work. The whole-sample form before it (im2col of a sample,
-// then one GEMM threaded by OpenBLAS: c_out rows by all the pixels) spread a 64-row GEMM over 16
-// threads poorly and wrote and read the sample's whole im2col (7.2 MB for C64 56x56 3x3) through
-// memory. On the GPU machine's 16-core Xeon, same machine and build, whole-sample against blocks of
-// 512 KiB: conv2d N2 C64 56x56 3x3 f32 1.73-1.97 -> 0.86-0.88 ms, conv1d N2 C256 L4096 4.44-4.63
-// -> 4.17-4.32 ms; blocks of 128 / 256 KiB were slower, 1 MiB (the Xeon's L2 is 2 MiB) and 4 MiB
-// about the same as 512 KiB. With 1 MiB and one buffer allocation per call (the threads had taken
-// theirs from the allocator at once, 7% of the samples in its lock): conv2d 0.64-0.79 ms
-// (0.69-0.85x torch), conv1d 3.2-3.8 ms (1.2-1.95x torch). The transposed convolution takes blocks
-// of output channels the same way (transposed_blocks): conv_transpose2d N2 C64 56x56 3x3 f32
-// 1.14-1.37 -> 0.71-0.81 ms (0.86-0.96x torch in the same runs). In a sampled profile of the
-// forward conv, the calling thread spends about 40% of the op waiting for the other threads at the
-// region's end although every thread has the same work: the 16 cores of the lent VM do not run
-// alike.
+// count, so every thread gets the same work. A whole sample's im2col with one GEMM threaded by
+// OpenBLAS would send that im2col through memory and spread a GEMM of few rows over many threads
+// poorly. The threads' buffers come from one allocation per call. The transposed convolution takes
+// blocks of output channels the same way (transposed_blocks).
 constexpr int64_t kConvBlockBytes = int64_t{1} << 20;
 constexpr int64_t kConvMinCols = 16;
 
@@ -264,37 +254,17 @@ void forward_blocks(const ConvArrays<A, T>& v, const Geom& g, const char* op) {
 
 // Note [CPU conv on the packed GEMMs]
 // From Isa::Avx512 up the forward f32 convolution (f16 and f8 widened to f32) runs on wick's f32
-// GEMM (Note [f32 GEMM] in gemm_packed.cpp), and bf16 from Isa::Avx512Bf16 up on its bf16 GEMMs,
-// with no im2col matrix: one product per sample and group (the group's weights, c_out / groups
-// rows, times its im2col), all in one call, each b an Im2col source (gemm.h MatSource). The GEMM
-// asks the source for the rows of a panel of 32 output pixels, 64 k at a time, into a buffer in L1
-// that it packs from right away, before the products that read the panel; the weights are packed
-// once for all samples. Blocks of c whose b comes from a source span as many row panels as keep
-// a's part of one k block within 512 KiB (kSourceABytes), so that a panel is made once per block
-// of rows, usually once in all, and nothing as large as the im2col is written to memory.
-//   The source works per chunk of 32 pixels: it splits them into runs that lie in one output row
-// (pixel_runs), and for each tap (i, j) of the kernel and run works out the lanes whose input
-// lies inside the image and where they start (tap_lanes; a table per chunk, since the rows of b
-// take the taps in turn, channel after channel). A row is then one masked load per run and 16
-// lanes (a gather at a column stride above 1; bf16 at such strides copies element by element)
-// into zeroed lanes: the padding costs nothing. im2col_row, one call a row, had taken a third of
-// the op (conv2d N2 C64 56x56 3x3 f32 on one Zen 4 with 2 threads, in-process samples: 37% in
-// im2col and its copies, 12% once the rows were vector loads with the taps worked out per chunk).
-//   The last row panel of a runs a kernel of its own height (f32_kernel_rows), so c_out = 64 costs
-// 64 rows of multiply-adds, not 70 (five panels of 14).
-// On the GPU machine's 16-core Xeon (scripts/probes/cpu_conv.sh, 3 rounds; "before": the previous
-// commit's build, OpenBLAS in blocks for f32, a whole sample's im2col then gemm_bf16 for bf16):
-//   conv2d N2 C64->64 56x56 3x3 f32: 0.49-0.63 ms, before 0.76-0.86 (torch 0.54-0.88);
-//   the same in bf16: 0.19-0.25 ms, before 0.35-0.37 (torch 0.34-0.42);
-//   conv1d N2 C256->256 L4096 k3 f32: 3.26-3.43 ms, before 3.5-5.3 (torch 6.7-7.3).
-// On one Zen 4 with 2 threads against OpenBLAS (WICK_CPU_ISA=avx2) in the same runs: conv2d f32
-// 2.52-2.65 against 2.77-2.78 ms, conv1d 16.0 against 17.9-18.2 (with blocks of at most 8 row
-// panels, each making b again: 17.9-18.1; with b packed ahead, an im2col's size through memory:
-// 17.6-18.2).
-//   Not kept: the transposed convolution's block GEMMs (Note [CPU conv blocks]) on the f32 GEMM,
-// one call a block: 9% faster on the Zen 4, on the Xeon conv_transpose2d N2 C64 56x56 3x3 took
-// 0.73-1.07 ms against 0.72-0.80 before (each block packs the sample's whole input again as b).
-// Products under kOwnF32Min multiply-adds stay on OpenBLAS, as in matmul; f64 always does.
+// GEMM (Note [f32 GEMM] in gemm_packed_f32.cpp), and bf16 from Isa::Avx512Bf16 up on its bf16 GEMMs,
+// with no im2col matrix: one call per convolution, each b an Im2col source (gemm.h MatSource) that
+// the GEMM asks for a panel's rows (32 output pixels, 64 k) into an L1 buffer it packs right away;
+// the weights are packed once for all samples. Blocks of c span as many row panels as keep a's part
+// of one k block within kSourceABytes, so a panel is usually made once and nothing im2col-sized
+// reaches memory. The source splits a chunk's pixels into runs inside one output row (pixel_runs)
+// and tabulates per tap the lanes inside the image (tap_lanes): a row is one masked load (a gather
+// at column strides above 1) per run and 16 lanes into zeroed lanes, so padding costs nothing.
+// The last row panel runs a kernel of its own height (f32_kernel_rows). Products under kOwnF32Min
+// multiply-adds stay on OpenBLAS, as in matmul; f64 always does; so do the transposed convolution's
+// blocks (each would pack the sample's whole input again as b).
 
 // What the Im2col sources of one convolution share: the geometry, and per kernel column j the
 // output columns whose input column lies inside the image (convmath::valid_range).
@@ -615,17 +585,9 @@ void transposed_blocks(const ConvArrays<A, T>& v, const Geom& g, const char* op)
 // than d at stride 1) adds outputs past the last full window, whose taps past the input read the
 // forward im2col's padding. Where that padding is not negative (p <= d (k - 1)) and the forward
 // convolution runs on the packed GEMMs (Note [CPU conv on the packed GEMMs]), the transposed one
-// goes that way (forward_geom, transposed_as_forward): no col buffer and no col2im. On the GPU
-// machine's Xeon (scripts/probes/cpu_conv.sh, 3 rounds), conv_transpose2d N2 C64->64 56x56 3x3 f32
-// took 0.60-0.64 ms against 0.64-0.77 before (blocks and col2im; torch 0.61-0.64); on one Zen 4
-// with 2 threads 2.52 against 2.88.
-//   Larger strides stay on transposed_blocks. Tried and not kept: one forward convolution per output
-// phase (Note [Transposed conv phases] in backend/conv_geom.h, as the GPU runs them) on the packed
-// GEMMs, each phase's flipped taps into a buffer spread after into its strided positions. For
-// conv_transpose2d N2 C64->64 28x28 -> 56x56 4x4 stride 2 f32 (four 2x2 phases of 28x28 outputs)
-// on the Xeon, 3 rounds: one GEMM call per phase 0.78-0.91 ms, all four in one call 0.47-1.48
-// (median 0.52), against 0.37-0.64 (median 0.38) in blocks (torch 0.53-0.74); on the Zen 4 2.03-2.07
-// against 1.64-1.76 ms.
+// goes that way (forward_geom, transposed_as_forward): no col buffer and no col2im. Larger strides
+// stay on transposed_blocks, which beat one forward convolution per output phase spread afterwards
+// into its strided positions.
 bool as_forward(const Geom& g) {
   return g.sh == 1 && g.sw == 1 && g.ph <= g.dh * (g.kh - 1) && g.pw <= g.dw * (g.kw - 1);
 }

@@ -13,8 +13,8 @@
 
 #include <sys/mman.h>
 
-#include "core/philox.h"
-#include "cpu/dispatch.h"
+#include "backend/dispatch.h"
+#include "backend/philox.h"
 #include "cpu/gemm.h"
 #include "cpu/simd.h"
 #include "cpu/strided.h"
@@ -70,23 +70,20 @@ DeviceInfo CpuBackend::info() const {
 }
 
 // Note [Huge pages for large tensors]: a fresh large block comes from mmap, and its first writer
-// takes one page fault per 4 KiB page: copying 64 MiB into a new tensor took 25 ms on two cores,
-// 5 ms into a reused one. Blocks of at least kHugeMin are aligned to 2 MiB and marked
-// MADV_HUGEPAGE, so that the kernel maps them in 2 MiB pages where transparent huge pages are
-// enabled ("always" or "madvise"): 7 ms for the same copy. The hint is advisory; where it is
-// refused, the block is used with small pages.
+// takes one page fault per 4 KiB page, which costs several times the copy into a reused block.
+// Blocks of at least kHugeMin are aligned to 2 MiB and marked MADV_HUGEPAGE, so that the kernel
+// maps them in 2 MiB pages where transparent huge pages are enabled ("always" or "madvise"). The
+// hint is advisory; where it is refused, the block is used with small pages.
 //
-// Note [CPU block cache]: even in huge pages, the kernel clears every page of a new mapping (a
-// quarter of softmax's time on a 64 MiB output). So freed large blocks are kept, by size, for
-// the next allocation of the same rounded size, up to kCacheMax bytes (or an eighth of the
-// machine's memory, if less); empty_cache(Device::cpu()) gives them back, and an allocation that
-// fails gives them back and tries again. Blocks from kCacheMin up to kHugeMin go through the cache
-// too, in multiples of 64 KiB: malloc hands them out from the top of its heap and gives that back
-// to the kernel when they are freed (its trim threshold follows the largest block it has freed, a
-// few MiB), so each call of an op with a few MiB of scratch faulted its pages in afresh. On the GPU
-// machine's Xeon, conv2d bf16 N2 C64 56x56 (two 3.6 MB scratch buffers: im2col and the packed
-// operand) spent 9% of its samples in brk and most of its packing time in those faults
-// (scripts/probes/host_profile.cpp). Smaller blocks go straight to malloc, which reuses them.
+// Note [CPU block cache]: even in huge pages, the kernel clears every page of a new mapping, a
+// large share of a memory-bound op's time. So freed large blocks are kept, by size, for the next
+// allocation of the same rounded size, up to kCacheMax bytes (or an eighth of the machine's
+// memory, if less); empty_cache(Device::cpu()) gives them back, and an allocation that fails gives
+// them back and tries again. Blocks from kCacheMin up to kHugeMin go through the cache too, in
+// multiples of 64 KiB: malloc hands them out from the top of its heap and gives that back to the
+// kernel when they are freed (its trim threshold follows the largest block it has freed, a few
+// MiB), so each call of an op with a few MiB of scratch faulted its pages in afresh. Smaller
+// blocks go straight to malloc, which reuses them.
 constexpr size_t kHugePage = size_t{2} << 20;
 constexpr size_t kHugeMin = size_t{4} << 20;
 constexpr size_t kCacheMin = size_t{256} << 10;
@@ -192,12 +189,9 @@ void CpuBackend::copy_to_host(void* dst, const void* src, int64_t nbytes) {
 // line into the cache (read-for-ownership), which beyond the caches doubles the memory traffic of
 // a fill. Non-temporal stores write whole lines to memory without reading them (each chunk's
 // kernel fences them before the parallel region's barrier), but they also leave nothing in the
-// cache, so a buffer that fits there is far slower to fill again, or to read next. Measured on a
-// 2-core EPYC VM (32 MiB L3), one thread filling with 1.5f, plain vs streamed, ms: 8 MiB 0.084 vs
-// 0.296; 32 MiB 0.81 vs 1.21; 48 MiB 1.48 vs 1.82; 64 MiB 2.3-2.7 vs 2.45; 96 MiB 3.81 vs 3.74;
-// 128 MiB 5.49 vs 4.79; 256 MiB 12.0 vs 10.4 (streaming writes at 26-28 GB/s at every size). So a
-// fill streams when it is more than twice the last-level cache (read once from sysfs, the caches
-// of cpu0), and more than 8 MiB, the threshold where sysfs does not say. Strided dsts keep the
+// cache, so a buffer that fits there is far slower to fill again, or to read next. So a fill
+// streams when it is more than twice the last-level cache (read once from sysfs, the caches of
+// cpu0), and more than 8 MiB, the threshold where sysfs does not say. Strided dsts keep the
 // elementwise map.
 namespace {
 int64_t stream_fill_above() {
@@ -250,7 +244,8 @@ void CpuBackend::const_set(const TensorArg& dst, Scalar value) {
   });
 }
 
-void CpuBackend::arange(const TensorArg& dst, double start, double step) {
+void CpuBackend::arange(const TensorArg& dst, const ArangeParams& p) {
+  const double start = p.start, step = p.step;
   // Integer starts and steps count in int64 (exact beyond 2^53) when every value fits well inside
   // it; otherwise (and for fractional arguments) in f64.
   const double last = start + static_cast<double>(dst.numel() - 1) * step;
@@ -275,10 +270,10 @@ void CpuBackend::arange(const TensorArg& dst, double start, double step) {
 
 namespace {
 
-// The random ops' loop (Note [Random streams] in src/core/philox.h): element i of the flat
+// The random ops' loop (Note [Random streams] in src/backend/philox.h): element i of the flat
 // (row-major) index comes from Philox block i / G::kPer. The blocks' words come from simd's philox
 // kernel, kRandomBlocks at a time into a buffer, and become values by its uniform_f32 / normal_f32
-// (Note [CPU random] in simd.cpp) for every type but f64, rounded once to T; f64 takes its values
+// (Note [CPU random] in simd_random.cpp) for every type but f64, rounded once to T; f64 takes its values
 // from the words by g.values, philox.h's expressions. A strided dst is filled through a contiguous
 // buffer.
 constexpr int64_t kRandomBlocks = 256;
@@ -329,15 +324,17 @@ void fill_random(const TensorArg& dst, const G& g) {
 
 }  // namespace
 
-void CpuBackend::rand_uniform(const TensorArg& dst, double lo, double up, RandomStream rs) {
+void CpuBackend::rand_uniform(const TensorArg& dst, const RandomParams& p) {
+  const RandomStream& rs = p.stream;
   dispatch_in<kFloatTypes>(
-      dst.dtype, [&]<class T>() { fill_random<T>(dst, philox::Uniform<T>(rs.seed, rs.counter, lo, up)); },
+      dst.dtype, [&]<class T>() { fill_random<T>(dst, philox::Uniform<T>(rs.seed, rs.counter, p.a, p.b)); },
       "rand_uniform");
 }
 
-void CpuBackend::rand_normal(const TensorArg& dst, double mean, double std, RandomStream rs) {
+void CpuBackend::rand_normal(const TensorArg& dst, const RandomParams& p) {
+  const RandomStream& rs = p.stream;
   dispatch_in<kFloatTypes>(
-      dst.dtype, [&]<class T>() { fill_random<T>(dst, philox::Normal<T>(rs.seed, rs.counter, mean, std)); },
+      dst.dtype, [&]<class T>() { fill_random<T>(dst, philox::Normal<T>(rs.seed, rs.counter, p.a, p.b)); },
       "rand_normal");
 }
 
@@ -345,7 +342,7 @@ namespace {
 
 // A same-type copy (c: the collapsed layouts, dst first) of a source transposed against a row-major
 // dst (x.t().contiguous()) by simd's transpose kernel, a tile at a time (Note [CPU transpose] in
-// simd.cpp); false, having written nothing, where the operands are not so laid out or the elements
+// simd_memory.cpp); false, having written nothing, where the operands are not so laid out or the elements
 // are not of 2, 4 or 8 bytes.
 bool copy_transposed(const Collapsed<2>& c, const TensorArg& src, const TensorArg& dst) {
   const int64_t es = dtype_size(dst.dtype);
@@ -368,15 +365,10 @@ bool copy_transposed(const Collapsed<2>& c, const TensorArg& src, const TensorAr
 // x.transpose(1, 2).contiguous() of [B, T, H, D] attention heads, a narrowed view made contiguous)
 // moves each run of that dim with one memmove (a view copied onto itself is one call with equal
 // pointers, which memcpy leaves undefined), the runs split across threads, instead of map<T, T>'s
-// element loop. The [1, 128, 32, 64] bf16 head transpose of `wick bench --llm`, 20 calls on one
-// core under callgrind (Release build): 10.4M -> 7.1M instructions (5.3M of them the walk over the
-// runs, 1.7M memmove). Runs shorter than kMinRunBytes keep the element loop. A copy waits on memory,
-// not on arithmetic, so from kCopyParallelBytes on it takes a thread per kCopyGrainBytes, not per
-// kGrain elements: the head transpose (512 KB) ran on 8 of the 16 threads (64 KB of bf16 each) and
-// now runs on all of them. On the 16-core Xeon (session 33), `wick bench --device cpu --llm --op
-// transpose_copy` of the builds before and after, 8 runs each, alternating: 0.0211-0.0368 ms,
-// median 0.0238, on 8 threads; 0.0130-0.0200, median 0.0162, on 16 (torch 0.0220). Grains of 16
-// and 8 KB were no faster than 32.
+// element loop, which costs more instructions per element than the walk over the runs. Runs
+// shorter than kMinRunBytes keep the element loop. A copy waits on memory, not on arithmetic, so
+// from kCopyParallelBytes on it takes a thread per kCopyGrainBytes, not per kGrain elements: a copy
+// of a few hundred KB then runs on every thread.
 constexpr int64_t kMinRunBytes = 32;
 constexpr int64_t kCopyGrainBytes = 32 * 1024, kCopyParallelBytes = 128 * 1024;
 
@@ -408,6 +400,10 @@ bool copy_same_type(const TensorArg& src, const TensorArg& dst) {
 
 }  // namespace
 
+void CpuBackend::copy_batch(std::span<const TensorArg> srcs, std::span<const TensorArg> dsts) {
+  copy_pairs(*this, srcs, dsts);
+}
+
 void CpuBackend::cast(const TensorArg& src, const TensorArg& dst) {
   if (copy_same_type(src, dst)) return;
   dispatch(src.dtype, [&]<class S>() {
@@ -419,3 +415,8 @@ void CpuBackend::cast(const TensorArg& src, const TensorArg& dst) {
 }
 
 }  // namespace wick::cpu
+
+namespace wick {
+// The CPU backend as backend_for (src/backend/backend.cpp) finds it.
+Backend& cpu_backend() { return cpu::backend(); }
+}  // namespace wick

@@ -1,13 +1,14 @@
-// CPU binary elementwise ops, comparisons and where_cond. The math is in
-// backend/elementwise_math.h; the loops in cpu/elementwise_loops.h.
+// CPU binary elementwise ops, comparisons and where_cond: the switch is generated from the op
+// table's binary and compare rows; the math is in backend/elementwise_math.h, the loops in
+// cpu/elementwise_loops.h.
 #include <algorithm>
 #include <optional>
 #include <string>
 #include <type_traits>
 
+#include "backend/dispatch.h"
 #include "backend/elementwise_math.h"
 #include "cpu/cpu_backend.h"
-#include "cpu/dispatch.h"
 #include "cpu/elementwise_loops.h"
 #include "cpu/simd.h"
 
@@ -79,9 +80,9 @@ void arith(Op op, const TensorArg& a, const TensorArg& b, const TensorArg& dst) 
 }
 
 // Comparisons write u8 1 / 0.
-template <class F>
+template <uint32_t Mask, class F>
 void compare(Op op, const TensorArg& a, const TensorArg& b, const TensorArg& dst) {
-  dispatch(a.dtype, [&]<class T>() {
+  dispatch_in<Mask>(a.dtype, [&]<class T>() {
     using C = compute_t<T>;
     ew_loops::binary<T, uint8_t>([](T v) { return convert<C>(v); },
                                  [](C x, C y) { return static_cast<uint8_t>(F{}(x, y) ? 1 : 0); }, a, b, dst);
@@ -98,32 +99,16 @@ using Bits = std::conditional_t<kSize == 1, uint8_t,
 void CpuBackend::binary(Op op, const TensorArg& a, const TensorArg& b, const TensorArg& dst) {
   if (dst.numel() == 0) return;
   switch (op) {
-    case Op::Add:
-      return arith<kAllTypes, ew::Add>(op, a, b, dst);
-    case Op::Sub:
-      return arith<kAllTypes, ew::Sub>(op, a, b, dst);
-    case Op::Mul:
-      return arith<kAllTypes, ew::Mul>(op, a, b, dst);
-    case Op::Div:
-      return arith<kAllTypes, ew::Div>(op, a, b, dst);
-    case Op::Maximum:
-      return arith<kAllTypes, ew::Maximum>(op, a, b, dst);
-    case Op::Minimum:
-      return arith<kAllTypes, ew::Minimum>(op, a, b, dst);
-    case Op::Pow:
-      return arith<kFloatTypes, ew::Pow>(op, a, b, dst);
-    case Op::Eq:
-      return compare<ew::Eq>(op, a, b, dst);
-    case Op::Ne:
-      return compare<ew::Ne>(op, a, b, dst);
-    case Op::Lt:
-      return compare<ew::Lt>(op, a, b, dst);
-    case Op::Le:
-      return compare<ew::Le>(op, a, b, dst);
-    case Op::Gt:
-      return compare<ew::Gt>(op, a, b, dst);
-    case Op::Ge:
-      return compare<ew::Ge>(op, a, b, dst);
+#define WICK_X(name, str, kind, mask, F) \
+  case Op::name:                         \
+    return arith<mask, ew::F>(op, a, b, dst);
+    WICK_BINARY_OPS(WICK_X)
+#undef WICK_X
+#define WICK_X(name, str, kind, mask, F) \
+  case Op::name:                         \
+    return compare<mask, ew::F>(op, a, b, dst);
+    WICK_COMPARE_OPS(WICK_X)
+#undef WICK_X
     default:
       break;
   }
@@ -132,7 +117,7 @@ void CpuBackend::binary(Op op, const TensorArg& a, const TensorArg& b, const Ten
 
 void CpuBackend::where_cond(const TensorArg& cond, const TensorArg& t, const TensorArg& f, const TensorArg& dst) {
   if (dst.numel() == 0) return;
-  constexpr uint32_t kCondTypes = dtype_bit(DType::U8) | dtype_bit(DType::U32) | dtype_bit(DType::I64);
+  constexpr uint32_t kCondTypes = kIntTypes;
   dispatch_in<kCondTypes>(cond.dtype, [&]<class Cond>() {
     switch (dtype_size(t.dtype)) {
       case 1:

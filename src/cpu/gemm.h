@@ -1,5 +1,5 @@
 // Strided GEMMs for the CPU backend (matmul, and conv lowered to matmul): OpenBLAS underneath, and
-// wick's own kernels (gemm_packed.cpp) for bf16 on AVX512_BF16 and AMX and for f32 on AVX-512.
+// wick's own kernels (gemm_packed*.cpp) for bf16 on AVX512_BF16 and AMX and for f32 on AVX-512.
 #pragma once
 
 #include <cstdint>
@@ -59,20 +59,21 @@ using F32Gemm = GemmOf<float>;
 // c = a @ b for `count` products of one shape (a: M x K, b: K x N) and one set of strides,
 // product(i) giving the i-th (called from one thread), accumulated in f32 and rounded once to bf16
 // by the kernel of level isa: VDPBF16PS at Isa::Avx512Bf16, the AMX tiles' TDPBF16PS at Isa::Amx
-// (Note [bf16 GEMM] and Note [AMX GEMM] in gemm_packed.cpp: the order of the sums, denormals). Any
-// strides; an a or b that several products share (the same pointer, or for b the same source:
-// broadcast batches) is packed once. Either all products have a b_source or none. K == 0 gives
-// zeros. c must not overlap a or b. Throws wick::UnsupportedError for an isa below Avx512Bf16 or
-// above simd::detected().
+// (Note [bf16 GEMM] in gemm_packed_bf16.cpp, Note [AMX GEMM] in gemm_packed_amx.cpp: the order of
+// the sums, denormals). Any strides; an a or b that several products share (the same pointer, or
+// for b the same source: broadcast batches) is packed once. Either all products have a b_source or
+// none. K == 0 gives zeros. c must not overlap a or b. Throws wick::UnsupportedError for an isa
+// below Avx512Bf16 or above simd::detected().
 void gemm_bf16(int64_t count, const std::function<Bf16Gemm(int64_t)>& product, simd::Isa isa);
 
 // Whether gemm_bf16 at level isa reads product g's b as it lies, unpacked: b = W^T of a weight W
 // stored [n, k] (unit stride along k) against a few rows of a, at Isa::Amx with W's rows 64-byte
-// aligned (the packed GEMM's bits: Note [AMX GEMM with the weight in place] in gemm_packed.cpp), at
-// Isa::Avx512Bf16 by dot products of W's rows (Note [bf16 dot products of a weight's rows]).
+// aligned (the packed GEMM's bits: Note [AMX GEMM with the weight in place] in gemm_packed_amx.cpp),
+// at Isa::Avx512Bf16 by dot products of W's rows (Note [bf16 dot products of a weight's rows] in
+// gemm_packed_bf16.cpp).
 bool bf16_weight_as_is(const Bf16Gemm& g, simd::Isa isa);
 
-// The same for f32 with wick's AVX-512 kernel (Note [f32 GEMM] in gemm_packed.cpp), at Isa::Avx512
+// The same for f32 with wick's AVX-512 kernel (Note [f32 GEMM] in gemm_packed_f32.cpp), at Isa::Avx512
 // and above: each output one chain of fused multiply-adds in increasing k. Throws
 // wick::UnsupportedError for an isa below Avx512 or above simd::detected().
 void gemm_f32(int64_t count, const std::function<F32Gemm(int64_t)>& product, simd::Isa isa);

@@ -15,15 +15,18 @@
 #include <string>
 #include <vector>
 
+#include "backend/dispatch.h"
 #include "backend/index_functors.h"
+#include "backend/index_geom.h"
 #include "cpu/cpu_backend.h"
-#include "cpu/dispatch.h"
 #include "cpu/strided.h"
 
 namespace wick::cpu {
 namespace {
 
-constexpr uint32_t kIdTypes = dtype_bit(DType::U8) | dtype_bit(DType::U32) | dtype_bit(DType::I64);
+using indexing::ids_along;
+using indexing::kIdTypes;
+using indexing::with_zero_at;
 
 // Validated ids as i64: the caller's own ids when they are i64 already, else a contiguous copy.
 struct Ids {
@@ -32,12 +35,7 @@ struct Ids {
 };
 
 int64_t id_at(const TensorArg& ids, int64_t flat) {
-  int64_t off = 0;
-  for (size_t d = ids.layout.rank(); d-- > 0;) {
-    const int64_t n = ids.layout.dim(d);
-    off += (flat % n) * ids.layout.stride(d);
-    flat /= n;
-  }
+  const int64_t off = indexing::offset_of_position(ids.layout, flat);
   return dispatch_in<kIdTypes>(ids.dtype, [&]<class I>() { return static_cast<int64_t>(ids.ptr<I>()[off]); });
 }
 
@@ -84,25 +82,9 @@ Ids validate_ids(const char* op, const TensorArg& ids, int64_t size, int dim) {
     });
   }, op);
   if (first_bad.load() < n)
-    throw IndexError(std::string("[") + op + "] index " + std::to_string(id_at(ids, first_bad.load())) +
-                     " out of range for dim " + std::to_string(dim) + " of size " + std::to_string(size) + " (cpu)");
+    throw indexing::out_of_range(op, id_at(ids, first_bad.load()), dim, size, "cpu");
   out.arg = copy ? TensorArg(out.buf.data(), DType::I64, flat) : TensorArg(ids.data, DType::I64, ids.layout);
   return out;
-}
-
-// Copies depend only on the element size, so gather-like loops are instantiated per size.
-template <class F>
-void dispatch_size(DType t, F&& f) {
-  switch (dtype_size(t)) {
-    case 1:
-      return f.template operator()<uint8_t>();
-    case 2:
-      return f.template operator()<uint16_t>();
-    case 4:
-      return f.template operator()<uint32_t>();
-    default:
-      return f.template operator()<uint64_t>();
-  }
 }
 
 // See Note [Index kernels]. src points at the element of coordinate 0 (layout offset included) and
@@ -161,18 +143,6 @@ void scatter_loop(F f, T* dst, const Strides& dst_strides, int64_t dst_dim_strid
   });
 }
 
-Strides with_zero_at(Strides s, size_t dim) {
-  s[dim] = 0;
-  return s;
-}
-
-// Strides of 1-D ids laid along `dim` of a rank-`rank` iteration (0 elsewhere).
-Strides ids_along(size_t rank, size_t dim, int64_t stride) {
-  Strides s(rank, 0);
-  s[dim] = stride;
-  return s;
-}
-
 // index_add: dst.select(dim, ids[i]) += src.select(dim, i). The threads split the positions of a
 // slice and each runs over every i for its positions, so repeated ids never race, and the inner
 // loop runs along a slice row (unit stride when the tensors are contiguous).
@@ -223,7 +193,7 @@ void CpuBackend::index_select(const TensorArg& src, const TensorArg& ids, int di
   if (dst.numel() == 0) return;
   const Strides ss = with_zero_at(src.layout.strides(), d);
   const Strides is = ids_along(dst.layout.rank(), d, iv.arg.layout.stride(0));
-  dispatch_size(src.dtype, [&]<class U>() {
+  dispatch_bits(dtype_size(src.dtype), [&]<class U>() {
     gather_loop<U>(dst, src.ptr<U>(), ss, src.layout.stride(d), iv.arg.ptr<int64_t>(), is);
   });
 }
@@ -233,7 +203,7 @@ void CpuBackend::gather(const TensorArg& src, const TensorArg& ids, int dim, con
   const Ids iv = validate_ids("gather", ids, src.layout.dim(d), dim);
   if (dst.numel() == 0) return;
   const Strides ss = with_zero_at(src.layout.strides(), d);
-  dispatch_size(src.dtype, [&]<class U>() {
+  dispatch_bits(dtype_size(src.dtype), [&]<class U>() {
     gather_loop<U>(dst, src.ptr<U>(), ss, src.layout.stride(d), iv.arg.ptr<int64_t>(), iv.arg.layout.strides());
   });
 }
@@ -249,7 +219,7 @@ void CpuBackend::scatter(const TensorArg& dst, const TensorArg& ids, const Tenso
                       iv.arg.ptr<int64_t>(), iv.arg.layout.strides(), ids.shape(), d);
     });
   } else {
-    dispatch_size(dst.dtype, [&]<class U>() {
+    dispatch_bits(dtype_size(dst.dtype), [&]<class U>() {
       scatter_loop<U>(Assign{}, dst.ptr<U>(), ds, dst.layout.stride(d), src.ptr<U>(), src.layout.strides(),
                       iv.arg.ptr<int64_t>(), iv.arg.layout.strides(), ids.shape(), d);
     });

@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "backend/dispatch.h"
 #include "cpu/cpu_backend.h"
-#include "cpu/dispatch.h"
 #include "cpu/gemm.h"
 #include "cpu/parallel.h"
 #include "cpu/simd.h"
@@ -139,21 +139,13 @@ void blas_call(bool ta, bool tb, blasint m, blasint n, blasint k, const double* 
 // allows), each thread running a single-threaded sgemm / dgemm on its rows of a and columns of b
 // (OpenBLAS's OpenMP build keeps to one thread when called inside a parallel region). Each thread
 // packs its own rows of a and columns of b, so a and b are packed about sqrt(threads) times in all
-// instead of once. A batch of at least as many products as threads gives each thread whole
-// products instead (matmul_at). On the GPU machine's 16-core Xeon, f32, three runs each against
-// OpenBLAS's own threads (scripts/probes/cpu_gemm.cpp, torch in the same call):
-//   64x4096 @ 4096x4096: 7.0-8.3 -> 3.4-4.0 ms (torch 3.8);
-//   16 x (128x128 @ 128x2048): 2.9-3.4 -> 1.5-1.6 ms (torch 1.1);
-//   32 x (512x64 @ 64x512): 3.1-3.4 -> 1.4-1.6 ms (torch 4.8);
-//   64 x (1024x128 @ 128x1024): 32-36 -> 23.4-23.5 ms (torch 50);
-//   and f16 (widened to f32) 64x4096 @ 4096x4096 8.5-9.3 -> 5.1-5.4 ms.
-// Blocks were 8-12% slower than OpenBLAS's threads at 2048^3 (19.0-19.8 ms against 17.7-18.2)
-// and 512x4096 @ 4096x4096 (21.3-22.0 against 18.9-19.9), hence kBlockedGemmMax.
+// instead of once: past kBlockedGemmMax that costs more than OpenBLAS's own threading. A batch of
+// at least as many products as threads gives each thread whole products instead (matmul_at).
 constexpr double kBlockedGemm = 64.0 * 1024 * 1024;
 constexpr double kBlockedGemmMax = 2048.0 * 1024 * 1024;
 constexpr int64_t kThinGemm = 128;
 
-// Where matmul runs f32 on wick's kernel (Note [f32 GEMM] in gemm_packed.cpp; kOwnF32Min in gemm.h).
+// Where matmul runs f32 on wick's kernel (Note [f32 GEMM] in gemm_packed_f32.cpp; kOwnF32Min in gemm.h).
 constexpr double kOwnF32PerThread = 4.0 * 1024 * 1024;
 
 // Runs the product in blocks (Note [CPU GEMM blocks per thread]), or returns false where the
@@ -265,44 +257,18 @@ std::function<GemmOf<T>(int64_t)> batch_products(const TensorArg& a, const Tenso
 }
 
 // Note [CPU matrix-vector products]
-// A matmul with n == 1 (y = A x) or m == 1 (y = x W^T: b = W^T, whose columns are W's rows) is one
-// dot product per output, which reads each matrix element once: its speed is that of memory. The
-// GEMM path widens an 8/16-bit matrix to an f32 copy first, which writes twice its bytes and reads
-// them back (0.42 ms against PyTorch's 0.18 for 3584 x 1024 bf16 on a 16-core Xeon), and OpenBLAS
-// runs an f32 GEMM with n == 1 or m == 1 at a fraction of the memory's speed (3584 x 1024 f32 in
-// cache on 2 Zen 4 cores: 0.46 ms for W x, 1.2 for x W^T, 0.10 to 0.15 here). Here the matrix is
-// read as it is by simd's matrix-vector kernels, against x widened once to f32 (x is small): dot
-// products of rows where the matrix has unit stride along k (Note [Row dot products] in simd.cpp),
-// else sums of columns where it has unit stride along its rows (Note [Column dot products]); the
-// sums, in f32, are rounded once to the result type. The rows of every batch are split over the
-// threads, each thread widening the x of its batches (threads may widen the same x: k elements
-// against at least kGrain of the matrix each). A matrix with neither unit stride, and f64, keep
-// the GEMM path.
-//
-// The same holds for a few vectors (n or m above 1: a batch of tokens against a weight, the batch
-// folded into m by Note [CPU matmul batch folding]): the kernels take the vectors together and
-// read the matrix once for all of them, where a GEMM packs it first (a copy written and read
-// again). Each output is the sum it would be with its vector alone, so a token's result does not
-// depend on the batch it came in. The vectors are widened together (nv * k floats a thread, at
-// most kMatVecFloats beyond one vector). How many pay, from 4096 x 4096 matrices on the lent
-// 16-core Xeon (scripts/probes/cpu_gemm.cpp "skinny", three rounds against the GEMM path and
-// PyTorch; ms): dot products of rows (x @ W^T, W stored [n, k] as a linear layer's weight) at 4
-// vectors f32 0.43-0.47 (GEMM 1.9-3.2, torch 0.73-0.76), bf16 0.24-0.33 (1.05-1.19, 0.43-0.51), at
-// 8 f32 0.70-0.76 (2.4-2.8, 1.0-1.9), bf16 0.48-0.59 (1.1-2.3, 0.38-0.54), at 16 no faster than the
-// GEMM (f32 1.19-1.45 against 1.15-1.66): up to kMatVecs. Sums of columns (W stored [k, n]) walk
-// the matrix's rows at its stride, kAxpyU * W elements at a time, and gain less: bf16 at 4 vectors
-// 0.29-0.34 (GEMM 0.51-0.73), at 8 0.50-0.60 (0.48-0.51); f32 at 4 0.80-1.03 (0.77-0.86). So up to
-// kMatVecCols vectors there for 16-bit matrices, and one for f32.
-//   bf16 products of one vector or a few against W^T (unit stride along k) take gemm_bf16's unpacked
-// paths instead where it has them (bf16_weight_as_is), which read W as it lies and sum each output
-// alone in one order, so that a token's result is the same bits in any batch: with AMX, the tiles
-// with W in place where its rows are 64-byte aligned (Note [AMX GEMM with the weight in place] in
-// gemm_packed.cpp), the packed GEMM's bits for any number of rows; at Isa::Avx512Bf16, VDPBF16PS
-// dot products of W's rows for up to 64 vectors and k from 256 (Note [bf16 dot products of a
-// weight's rows]). On the lent Xeon, three rounds, 4096 x 4096: 2 vectors 0.22-0.25 ms against
-// these kernels' 0.34-0.37, 4 0.21-0.22 (0.34-0.39), 8 0.22-0.27 (0.62-0.68), 1 vector 0.22-0.23
-// (0.16-0.24). On two Zen 4 cores: 1 vector 0.70-0.72 ms (0.77-0.84), 2 0.78-0.82 (0.85), 4
-// 0.95-1.28 (1.01), 8 1.23-1.43 (1.94).
+// A matmul with n == 1 (y = A x) or m == 1 (y = x W^T) is one dot product per output and reads
+// each matrix element once: its speed is that of memory. The GEMM path would widen an 8/16-bit
+// matrix to an f32 copy first (twice its bytes, written and read back), and OpenBLAS runs such
+// thin GEMMs well below memory speed. Here simd's matrix-vector kernels read the matrix as it lies
+// against x widened once to f32: dot products of rows where it has unit stride along k (Note [Row
+// dot products] in simd_matvec.cpp), else sums of columns (Note [Column dot products]); f32 sums rounded
+// once; the rows of every batch split over the threads. Neither unit stride, or f64: the GEMM path.
+// A few vectors (tokens, folded by Note [CPU matmul batch folding]) go together, up to kMatVecs
+// (rows) or kMatVecCols (columns of 16-bit matrices; one for f32), widened together up to
+// kMatVecFloats a thread, the matrix read once for all; each output is the sum it would
+// be alone, so a token's result does not depend on its batch. bf16 against W^T takes gemm_bf16's
+// unpacked paths first where it has them (bf16_weight_as_is), which keep that property.
 constexpr int64_t kMatVecs = 8;
 constexpr int64_t kMatVecCols = 4;
 constexpr int64_t kMatVecFloats = int64_t{1} << 20;
@@ -432,16 +398,14 @@ std::string& replaced_core() {
 
 // Note [OpenBLAS core selection]
 // OpenBLAS (DYNAMIC_ARCH builds) picks its kernels when it loads, from the processor model; on a
-// model it does not know it can fall back to its pre-AVX "Prescott" kernels (seen with 0.3.21 on a
-// virtual machine's AVX-512 Xeon: f32 GEMM 2048^3 in 74-87 ms on 16 cores, 15-17 ms with its
-// SkylakeX kernels). Its only switch is the OPENBLAS_CORETYPE variable, read by
-// gotoblas_dynamic_init, which it exports, as it does gotoblas_dynamic_quit. So when the core is a
-// pre-AVX one on a processor with AVX2 or AVX-512, and the user has not set OPENBLAS_CORETYPE, wick
-// sets it for the moment of one quit / init pair (before its first BLAS call) and restores the
-// environment. Builds without those entry points (not DYNAMIC_ARCH) keep their core, and
-// DeviceInfo details say so. setenv is not thread-safe against concurrent getenv: this runs once,
-// when the CPU backend is first made. On that virtual machine wick now runs SkylakeX kernels
-// without any setting: f32 matmul 2048^3 in 16.6-19.0 ms, as with the variable set (15.7 ms).
+// model it does not know it can fall back to its pre-AVX "Prescott" kernels, several times slower
+// than its SkylakeX ones (seen with 0.3.21 on a virtual machine with AVX-512). Its only switch is
+// the OPENBLAS_CORETYPE variable, read by gotoblas_dynamic_init, which it exports, as it does
+// gotoblas_dynamic_quit. So when the core is a pre-AVX one on a processor with AVX2 or AVX-512,
+// and the user has not set OPENBLAS_CORETYPE, wick sets it for the moment of one quit / init pair
+// (before its first BLAS call) and restores the environment. Builds without those entry points
+// (not DYNAMIC_ARCH) keep their core, and DeviceInfo details say so. setenv is not thread-safe
+// against concurrent getenv: this runs once, when the CPU backend is first made.
 void select_blas_core() {
   const std::string core = openblas_get_corename();
   if (!pre_avx_core(core) || simd::detected() < simd::Isa::Avx2 || std::getenv("OPENBLAS_CORETYPE")) return;

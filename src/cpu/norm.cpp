@@ -10,9 +10,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "backend/dispatch.h"
 #include "backend/reduce_math.h"
 #include "cpu/cpu_backend.h"
-#include "cpu/dispatch.h"
 #include "cpu/row_loop.h"
 #include "cpu/simd.h"
 
@@ -91,15 +91,11 @@ bool direct_f32_rows(const TensorArg& src, const TensorArg& dst, int64_t cost, i
 // the maximum m; exp(x + (-m)) written out while its sum accumulates (simd's exp_sum16_f32, in
 // lane_sum's blocks of 2048, each block's sum taken while the block is in L1); the multiplication
 // by 1 / sum in place. An f32 row with unit strides on both sides goes from src to dst without the
-// row buffer. It was seven passes over the buffer before: load, max, subtract, exp, sum, divide,
-// store. The values and their order are the same (x + (-m) rounded, then exp_f32, then lane_sum's
-// order), so results did not change by a bit.
-// The last pass divided by the sum until it was measured against the multiplication: a vector
-// division holds the divider for several cycles, and in a pass of its own nothing hides that (one
-// Zen 4 core, 2048 values in L1: 0.102 ns an element, the multiplication 0.035, exp_sum16_f32
-// 0.370; bf16 [32, 128, 128] on one core 0.403 -> 0.387 ms). The reciprocal's rounding adds at
-// most an ulp of f32 (the exponentials' error is 2), and it is what the GPU kernels (Note [GPU row
-// normalisation]) and PyTorch compute. (The op on the Xeon: Note [Vector exp and bf16 operations].)
+// row buffer. The values and their order are fixed: x + (-m) rounded, then exp_f32, then
+// lane_sum's order. The last pass multiplies by the reciprocal rather than dividing: a vector
+// division holds the divider for several cycles, and in a pass of its own nothing hides that. The
+// reciprocal's rounding adds at most an ulp of f32 (the exponentials' error is 2), and it is what
+// the GPU kernels (Note [GPU row normalisation]) and PyTorch compute.
 
 // The sum of exp(x[i] + shift), each written to out[i] (out may be x), in lane_sum's order.
 float exp_lane_sum(const float* x, float* out, int64_t n, float shift) {
@@ -118,11 +114,7 @@ float exp_lane_sum(const float* x, float* out, int64_t n, float shift) {
 // the rows of a group are independent, and their chains overlap. The operations on each row and
 // their order are those of one row at a time, so the results do not change by a bit. f16 / bf16
 // rows go through the row buffer a group at a time, converted in one call where the group's rows
-// lie end to end (normalise_rows). [32, 128, 128] on two Zen 4 cores, a loop of 1000 calls (median
-// of 5 runs): bf16 0.336 -> 0.263 ms with the groups, 0.250 with max_f32's lanes folded by vector
-// shuffles (Note [Vector min / max] in simd.cpp), 0.244 with the conversions in one call; f32 0.243
-// -> 0.210 -> 0.203 (-> 0.205). `wick bench --llm` row, medians of 7 alternating runs: 0.307 ->
-// 0.263 ms (--reps 300: 0.335 -> 0.261). Rows of kGroupElems or more run one at a time, as before.
+// lie end to end (normalise_rows). Rows of kGroupElems or more run one at a time.
 constexpr int64_t kGroupElems = 2048;
 
 int64_t softmax_group(int64_t n) { return std::clamp<int64_t>(kGroupElems / std::max<int64_t>(n, 1), 1, kMaxRowGroup); }
@@ -312,15 +304,15 @@ void CpuBackend::softmax(const TensorArg& src, const TensorArg& dst, bool log) {
   }, log ? "log_softmax" : "softmax");
 }
 
-void CpuBackend::rms_norm(const TensorArg& x, const TensorArg& weight, const TensorArg& dst, double eps) {
+void CpuBackend::rms_norm(const TensorArg& x, const TensorArg& weight, const TensorArg& dst, const NormParams& p) {
   dispatch_in<kFloatTypes>(
-      x.dtype, [&]<class T>() { norm_rows<T>(x, weight, TensorArg(), dst, true, eps); }, "rms_norm");
+      x.dtype, [&]<class T>() { norm_rows<T>(x, weight, TensorArg(), dst, true, p.eps); }, "rms_norm");
 }
 
 void CpuBackend::layer_norm(const TensorArg& x, const TensorArg& weight, const TensorArg& bias, const TensorArg& dst,
-                            double eps) {
+                            const NormParams& p) {
   dispatch_in<kFloatTypes>(
-      x.dtype, [&]<class T>() { norm_rows<T>(x, weight, bias, dst, false, eps); }, "layer_norm");
+      x.dtype, [&]<class T>() { norm_rows<T>(x, weight, bias, dst, false, p.eps); }, "layer_norm");
 }
 
 }  // namespace wick::cpu

@@ -6,33 +6,19 @@
 #include <type_traits>
 #include <vector>
 
+#include "backend/conv_geom.h"
 #include "backend/conv_math.h"
+#include "backend/dispatch.h"
 #include "cpu/cpu_backend.h"
-#include "cpu/dispatch.h"
 #include "cpu/parallel.h"
 
 namespace wick::cpu {
 
 namespace {
 
-// Strides and offset of a 4-d [N, C, H, W] operand.
-struct Plane4 {
-  int64_t n, c, h, w;      // sizes
-  int64_t sn, sc, sh, sw;  // strides
-};
-
-Plane4 plane4(const TensorArg& t) {
-  const Shape& s = t.shape();
-  const Strides& st = t.layout.strides();
-  return {s[0], s[1], s[2], s[3], st[0], st[1], st[2], st[3]};
-}
-
-// [N, C, L] as [N, C, 1, L].
-Plane4 plane3(const TensorArg& t) {
-  const Shape& s = t.shape();
-  const Strides& st = t.layout.strides();
-  return {s[0], s[1], 1, s[2], st[0], st[1], 0, st[2]};
-}
+using conv::plane3;
+using conv::plane4;
+using conv::Plane4;
 
 // Calls f(src_plane_offset, dst_plane_offset) for every (n, c) plane, in parallel; `per_plane` is
 // the work of one plane in elements, for the grain.

@@ -1,5 +1,6 @@
 // Row loops shared by the last-dim ops of the reduce family (softmax, norms, cumsum, sort): the
-// kept dims are collapsed over src and dst together and the rows split across threads.
+// kept dims are collapsed over every operand together (collapse_rows, backend/strided_plan.h) and
+// the rows split across threads.
 #pragma once
 
 #include <algorithm>
@@ -49,14 +50,7 @@ inline constexpr int64_t kMaxRowGroup = 16;
 template <size_t N, class F>
 void for_each_last_dim_rows(const Shape& shape, const std::array<const Strides*, N>& strides, int64_t work_per_row,
                             int64_t group, F&& rows) {
-  const Shape outer(shape.begin(), shape.end() - 1);
-  std::array<Strides, N> os;
-  std::array<const Strides*, N> osp;
-  for (size_t k = 0; k < N; ++k) {
-    os[k] = Strides(strides[k]->begin(), strides[k]->end() - 1);
-    osp[k] = &os[k];
-  }
-  const Collapsed<N> c = collapse<N>(outer, osp);
+  const Collapsed<N> c = collapse_rows<N>(shape, strides);
   const size_t r = c.shape.size();
   group = std::clamp<int64_t>(group, 1, kMaxRowGroup);
   const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(work_per_row, 1));

@@ -3,11 +3,11 @@
 // The library is compiled for the baseline of its target (x86-64: SSE2), so the plain loops of the
 // CPU backend cannot use AVX2 or AVX-512, and calls to libm's expf do not vectorise at all. The
 // kernels here are contiguous loops over the hot conversions and exponentials, compiled three times
-// (src/cpu/simd.cpp): for the baseline, for AVX2 (with FMA and F16C) and for AVX-512F. One is
-// picked on first use from CPUID (and the OS's saved-state support), lowered by WICK_CPU_ISA (base,
-// avx2, avx512, avx512bf16 or amx) for tests and comparisons. The two levels above AVX-512F run the
+// (src/cpu/simd_*.cpp; the tables in simd.cpp): for the baseline, for AVX2 (with FMA and F16C) and
+// for AVX-512F. One is picked on first use from CPUID (and the OS's saved-state support), lowered by
+// WICK_CPU_ISA (base, avx2, avx512, avx512bf16 or amx) for tests and comparisons. The two levels above AVX-512F run the
 // AVX-512F kernels here, rounding to bf16 with VCVTNEPS2BF16 (the same bits; Note [Vector exp and
-// bf16 operations] in simd.cpp), and add the bf16 GEMM of gemm_packed.cpp, which matmul and conv
+// bf16 operations] in simd_impl.h), and add the bf16 GEMM of gemm_packed*.cpp, which matmul and conv
 // use for bf16 in place of widening to f32 for OpenBLAS: Avx512Bf16 (AVX512_BF16 with BW and VL, on
 // AMD processors) its VDPBF16PS kernel (Note [bf16 GEMM]), Amx (AMX-TILE and AMX-BF16 as well, on
 // any vendor, with the OS's permission to use the tiles: see detect() in simd.cpp) its TDPBF16PS
@@ -92,7 +92,7 @@ struct Kernels {
   // x_j = x + j * ldx (f32): out[j * ldo + r] = sum_i a[r * lda + i] * x_j[i] for r < rows, i < k,
   // in f32 (0 for k == 0). Each product is rounded to f32 and added in sum16_f32's order (16 lanes,
   // their halves, then the tail), every output alone, so its bits do not depend on nv; see Note [Row
-  // dot products] in simd.cpp. lda may be anything, 0 included.
+  // dot products] in simd_matvec.cpp. lda may be anything, 0 included.
   MatVecFn<uint16_t> dot_bf16, dot_f16;
   MatVecFn<float> dot_f32;
   // The same products over a matrix with unit stride along the rows: out[j * ldo + r] = sum_i
@@ -100,7 +100,7 @@ struct Kernels {
   // products]).
   MatVecFn<uint16_t> axpy_bf16, axpy_f16;
   MatVecFn<float> axpy_f32;
-  // The random ops' words and their f32 values (Note [CPU random] in simd.cpp). philox: the
+  // The random ops' words and their f32 values (Note [CPU random] in simd_random.cpp). philox: the
   // Philox4x32-10 blocks first, first + 1, ..., nblocks of them, under the round keys `keys`
   // (philox::Keys::k, 10 rounds x 2 words), block b's four words to words[4b .. 4b + 3]: the bits of
   // philox::block. uniform_f32: out[i] = philox::uniform_f32_of(w[i], lo, span, up), bit for bit.
@@ -110,7 +110,7 @@ struct Kernels {
   void (*uniform_f32)(const uint32_t* w, float* out, int64_t n, float lo, float span, float up);
   void (*normal_f32)(const uint32_t* w, float* out, int64_t n, float mean, float std);
   // dst[i * ldd + j] = src[j * lds + i] for i < rows, j < cols, elements of esize bytes (2, 4 or 8;
-  // strides in elements): a block of a transposed copy (Note [CPU transpose] in simd.cpp).
+  // strides in elements): a block of a transposed copy (Note [CPU transpose] in simd_memory.cpp).
   void (*transpose)(const void* src, int64_t lds, void* dst, int64_t ldd, int64_t rows, int64_t cols, int esize);
 };
 

@@ -1,11 +1,12 @@
 // Strided iteration for the CPU backend.
 //
 // The host picks the path once per call (DESIGN principle 3): operands that share a shape are first
-// collapsed (size-1 dims dropped, neighbouring dims merged when every operand is contiguous across
-// them). for_each_row visits whole rows of the innermost dim, the outer index space split across
-// threads (for kernels that need a row at a time). for_each_chunk, for elementwise work, also cuts
-// long rows into chunks, so that a contiguous tensor (one collapsed row) is still spread over all
-// threads, and walks transposed operands in tiles; map is built on it.
+// collapsed into a StridedPlan (backend/strided_plan.h: size-1 dims dropped, neighbouring dims
+// merged when every operand is contiguous across them). for_each_row visits whole rows of the
+// innermost dim, the outer index space split across threads (for kernels that need a row at a
+// time). for_each_chunk, for elementwise work, also cuts long rows into chunks, so that a
+// contiguous tensor (one collapsed row) is still spread over all threads, and walks transposed
+// operands in tiles; map is built on it.
 #pragma once
 
 #include <array>
@@ -15,43 +16,14 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/strided_plan.h"
 #include "cpu/parallel.h"
 
 namespace wick::cpu {
 
-// N operands over one shape, after collapsing. dims are outermost first.
+// N operands over one shape, after collapsing (Note [Strided plans] in backend/strided_plan.h).
 template <size_t N>
-struct Collapsed {
-  Dims shape;  // (inline storage up to 8 dims: no allocation per call)
-  std::array<Dims, N> strides;
-  int64_t numel = 1;
-};
-
-template <size_t N>
-Collapsed<N> collapse(const Shape& shape, const std::array<const Strides*, N>& strides) {
-  Collapsed<N> c;
-  c.numel = shape.numel();
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] == 1) continue;
-    if (!c.shape.empty()) {
-      bool merge = true;
-      for (size_t k = 0; k < N; ++k)
-        if (c.strides[k].back() != (*strides[k])[i] * shape[i]) merge = false;
-      if (merge) {
-        c.shape.back() *= shape[i];
-        for (size_t k = 0; k < N; ++k) c.strides[k].back() = (*strides[k])[i];
-        continue;
-      }
-    }
-    c.shape.push_back(shape[i]);
-    for (size_t k = 0; k < N; ++k) c.strides[k].push_back((*strides[k])[i]);
-  }
-  if (c.shape.empty()) {  // scalar or all size-1 dims
-    c.shape.push_back(1);
-    for (size_t k = 0; k < N; ++k) c.strides[k].push_back(1);
-  }
-  return c;
-}
+using Collapsed = StridedPlan<N>;
 
 // Calls row(offsets, n, inner_strides) over the innermost rows cut into pieces of at most `block`
 // elements, the pieces split across threads, a thread per grain_elems elements at most; offsets

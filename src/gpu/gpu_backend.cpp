@@ -38,8 +38,10 @@ std::string GpuBackend::location() const {
 
 kern::LaunchCtx GpuBackend::enter(const char* op) const {
   gpu::set_device(ordinal_);
-  return kern::LaunchCtx{stream_.native(), props_.multiprocessors, ordinal_, op, props_.shared_per_block_optin,
-                         props_.warp_size};
+  // Launchers take the handle for its scratch memory and pinned slots: that is work on the
+  // device, not a change of this object, whence the const_cast.
+  return kern::LaunchCtx{stream_.native(),    props_.multiprocessors, ordinal_, op, props_.shared_per_block_optin,
+                         props_.warp_size, const_cast<GpuBackend*>(this)};
 }
 
 DeviceInfo GpuBackend::info() const {
@@ -59,7 +61,6 @@ void GpuBackend::synchronize() {
 
 // Every op of the table, for every dtype the table allows: the GPU has no gaps (tests/test_gpu_runtime.cpp
 // checks this against the CPU backend, and `wick check` measures it).
-bool GpuBackend::implements(Op op, DType dtype) const { return op_defined_for(op, dtype); }
 
 // ---- memory ----------------------------------------------------------------------------------
 
@@ -213,28 +214,6 @@ double GpuBackend::timing_elapsed_ms(const std::shared_ptr<void>& start, const s
 }
 
 // ---- creation and copies ---------------------------------------------------------------------
-
-void GpuBackend::const_set(const TensorArg& dst, Scalar value) { kern::const_set(enter("const_set"), dst, value); }
-
-void GpuBackend::arange(const TensorArg& dst, double start, double step) {
-  kern::arange(enter("arange"), dst, start, step);
-}
-
-void GpuBackend::rand_uniform(const TensorArg& dst, double lo, double up, RandomStream rs) {
-  kern::rand_uniform(enter("rand_uniform"), dst, lo, up, rs);
-}
-
-void GpuBackend::rand_normal(const TensorArg& dst, double mean, double std, RandomStream rs) {
-  kern::rand_normal(enter("rand_normal"), dst, mean, std, rs);
-}
-
-void GpuBackend::cast(const TensorArg& src, const TensorArg& dst) {
-  kern::cast(enter(src.dtype == dst.dtype ? "copy_strided" : "to_dtype"), src, dst);
-}
-
-void GpuBackend::copy_batch(std::span<const TensorArg> srcs, std::span<const TensorArg> dsts) {
-  kern::copy_batch(enter("cat"), srcs, dsts);
-}
 
 // ---- provider --------------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "core/block_classes.h"
+#include "backend/block_classes.h"
 #include "gpu/config.h"
 #include "gpu/kernels/launch.h"
 #include "gpu/runtime/runtime.h"
@@ -29,24 +29,17 @@
 namespace wick::WICK_GPU_NS {
 
 // Note [GPU block cache]
-// The stream-ordered pool costs two runtime calls per temporary (allocate and free: 1.1 us of host
-// time together on the H100 machine, against 6 us for a whole small op) and device time as well:
-// a free and the next allocation from the pool add about 0.5 us to the stream's work on the H100
-// (scripts/probes/pool_access.cu: a 2x2 max_pool over 32 MB, 0.0119 -> 0.0125 ms with its 6.4 MB
-// output taken from the pool and given back inside the timed window). So each handle keeps the
-// blocks up to blocks::kMax (64 MiB) that it frees, in the size classes of src/core/block_classes.h
-// (powers of two to 1 MiB, then eight per doubling: a block is at most 12.5% larger than asked),
-// and hands them out again without a runtime call. A block is only ever reused on the stream that
-// freed it, which is the stream it was allocated and used on (Note [GPU stream order]; a storage's
-// free already waits for the other streams that used it, Note [Cross-stream use]), so reuse follows
-// the free in stream order exactly as the pool's own reuse would. Each handle caches at most
-// cache_limit bytes (1 GiB, or an eighth of the device's memory if less; a free past that goes to
-// the pool); an allocation that fails and empty_cache give every handle's cached blocks back to the
-// pool first. Only with stream-ordered pools (the synchronous fallback frees at once). The
-// benchmark's chain of 1000 small adds went from 6.1-6.7 to 4.7 us per op on the H100 machine (its
-// kernel launch alone costs 4.5 us of host time there). A block served from the cache makes no
-// runtime call at all, not even the current-device check (raw_alloc sets the device only when it
-// reaches the pool).
+// The stream-ordered pool costs two runtime calls per temporary (allocate and free), more host
+// time than a whole small op, and device time as well. So each handle keeps the blocks up to
+// blocks::kMax (64 MiB) that it frees, in the size classes of src/backend/block_classes.h (powers
+// of two to 1 MiB, then eight per doubling: a block is at most 12.5% larger than asked), and hands
+// them out again without any runtime call (raw_alloc sets the device only when it reaches the
+// pool). A block is only ever reused on the stream that freed it, the one it was allocated and
+// used on (Note [GPU stream order]; a storage's free already waits for the other streams that used
+// it, Note [Cross-stream use]), so reuse follows the free in stream order as the pool's would. Each
+// handle caches at most cache_limit bytes (1 GiB, or an eighth of the device's memory if less; a
+// free past that goes to the pool); an allocation that fails and empty_cache give every handle's
+// cached blocks back to the pool first. Only with stream-ordered pools (the fallback frees at once).
 inline constexpr int64_t kBlockCacheMax = int64_t{1} << 30;
 
 // The blocks one handle freed on its stream, by size class.
@@ -78,7 +71,6 @@ class GpuBackend final : public Backend {
   Device device() const override;
   DeviceInfo info() const override;
   void synchronize() override;
-  bool implements(Op op, DType dtype) const override;
 
   void* raw_alloc(int64_t nbytes) override;
   void raw_free(void* p) override;
@@ -92,39 +84,9 @@ class GpuBackend final : public Backend {
   // Streams and transfers (gpu_streams.cpp).
   std::shared_ptr<void> record_fence() override;
   void wait_fence(const std::shared_ptr<void>& fence) override;
-  bool copy_from_device(void* dst, Backend& from, const void* src, int64_t nbytes) override;
+  bool copy_from_device(void* dst, Runtime& from, const void* src, int64_t nbytes) override;
   void copy_from_host_async(void* dst, const void* src, int64_t nbytes) override;
   void copy_to_host_async(void* dst, const void* src, int64_t nbytes, std::shared_ptr<Storage> keep) override;
-
-  void const_set(const TensorArg& dst, Scalar value) override;
-  void arange(const TensorArg& dst, double start, double step) override;
-  void rand_uniform(const TensorArg& dst, double lo, double up, RandomStream rs) override;
-  void rand_normal(const TensorArg& dst, double mean, double std, RandomStream rs) override;
-  void cast(const TensorArg& src, const TensorArg& dst) override;
-  void copy_batch(std::span<const TensorArg> srcs, std::span<const TensorArg> dsts) override;
-
-  // kernels/matmul.cu and kernels/conv.cu: GEMMs through the BLAS shim (src/gpu/runtime/blas.h).
-  void matmul(const TensorArg& a, const TensorArg& b, const TensorArg& dst) override;
-  void conv1d(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv1dParams& p) override;
-  void conv2d(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p) override;
-  void conv_transpose1d(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv1dParams& p) override;
-  void conv_transpose2d(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p) override;
-  // Indexing (kernels/index.cu, index_scatter.cu).
-  void index_select(const TensorArg& src, const TensorArg& ids, int dim, const TensorArg& dst) override;
-  void gather(const TensorArg& src, const TensorArg& ids, int dim, const TensorArg& dst) override;
-  void scatter(const TensorArg& dst, const TensorArg& ids, const TensorArg& src, int dim, bool add) override;
-  void index_add(const TensorArg& dst, const TensorArg& ids, const TensorArg& src, int dim) override;
-  // Pooling and resampling (kernels/pool.cu), rotary embeddings (kernels/rope.cu).
-  void avg_pool2d(const TensorArg& x, const TensorArg& dst, const Pool2dParams& p) override;
-  void max_pool2d(const TensorArg& x, const TensorArg& dst, const Pool2dParams& p) override;
-  void upsample_nearest1d(const TensorArg& x, const TensorArg& dst) override;
-  void upsample_nearest2d(const TensorArg& x, const TensorArg& dst) override;
-  void upsample_bilinear2d(const TensorArg& x, const TensorArg& dst, bool align_corners) override;
-  void rope(const TensorArg& x, const TensorArg& cos, const TensorArg& sin, const TensorArg& dst,
-            bool interleaved) override;
-  // Scan and sort over the last dim (kernels/scan.cu, sort.cu; gpu_sort.cpp).
-  void cumsum(const TensorArg& src, const TensorArg& dst) override;
-  void sort(const TensorArg& src, const TensorArg& values, const TensorArg& indices, bool descending) override;
 
   // User kernel modules (gpu_module.cpp over runtime/module.h).
   std::vector<uint8_t> compile_module_image(const std::string& name, const std::string& source,
@@ -134,26 +96,21 @@ class GpuBackend final : public Backend {
                       std::vector<size_t>* param_sizes) override;
   void launch_module_kernel(void* kernel, const LaunchConfig& config, void** args, const char* op) override;
 
-  // Elementwise (gpu_elementwise.cpp; kernels/unary_*.cu, binary_*.cu, compare.cu, where.cu).
-  void unary(Op op, double p0, double p1, const TensorArg& src, const TensorArg& dst) override;
-  void binary(Op op, const TensorArg& a, const TensorArg& b, const TensorArg& dst) override;
-  void where_cond(const TensorArg& cond, const TensorArg& t, const TensorArg& f, const TensorArg& dst) override;
-
-  // Reductions and last-dim normalisations (gpu_reduce.cpp; kernels/reduce*.cu, softmax.cu, norm.cu).
-  void reduce(Op op, const TensorArg& src, int n_reduced, const TensorArg& dst) override;
-  void softmax(const TensorArg& src, const TensorArg& dst, bool log) override;
-  void rms_norm(const TensorArg& x, const TensorArg& weight, const TensorArg& dst, double eps) override;
-  void layer_norm(const TensorArg& x, const TensorArg& weight, const TensorArg& bias, const TensorArg& dst,
-                  double eps) override;
+  // The ops (backend_ops.h): generated in gpu_ops.cpp, each forwarding to its launcher in
+  // kernels/<family>.cu (kernels/launch.h).
+#define WICK_X(name, params, args) void name params override;
+  WICK_BACKEND_OPS(WICK_X)
+#undef WICK_X
 
   int ordinal() const { return ordinal_; }
   const gpu::DeviceProperties& properties() const { return props_; }
   const gpu::Stream& stream() const { return stream_; }
 
- private:
   // Makes this device current on the calling thread and describes a launch on its stream.
   kern::LaunchCtx enter(const char* op) const;
   std::string location() const;
+
+ private:
   // Gives every handle's cached blocks back to the pool and waits for their streams to reach the
   // frees (Note [GPU block cache]).
   void drain_block_caches();

@@ -52,7 +52,7 @@ bool peer_ready(int dst, int src) {
 
 }  // namespace
 
-bool GpuBackend::copy_from_device(void* dst, Backend& from, const void* src, int64_t nbytes) {
+bool GpuBackend::copy_from_device(void* dst, Runtime& from, const void* src, int64_t nbytes) {
   // A backend of the other GPU build (CUDA and ROCm in one process) is not a GpuBackend here.
   const auto* f = dynamic_cast<const GpuBackend*>(&from);
   if (!f) return false;

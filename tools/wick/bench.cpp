@@ -37,19 +37,18 @@ namespace wick::tool {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kL2Budget = 50e6;  // bytes; the H100's L2 is 50 MB
+constexpr double kL2Budget = 50e6;  // bytes; the largest L2 of the GPUs benchmarked
 constexpr double kGpuCopyGBs = 3000.0;
 
 // Note [Bench timer]: every timed run goes through Timer. On a GPU it reads device events
 // (cudaEvent / hipEvent, through wick::DeviceTimer), as the torch peer reads CUDA events; on the
 // CPU a steady clock after synchronising. timer_name() says which in the JSON and the table.
 // On a GPU each run starts behind a lead: row sums over 256 MB queued just before the start event,
-// which keeps the device busy (about 90 us on an H100) while the host queues the run's kernels. The
-// events then time the device's work, not the host's: without the lead an idle device waited for
-// the host at every run (max_pool2d measured 0.021 ms, its kernel 0.012 ms under ncu). The lead
-// only reads, so it leaves no dirty lines in L2 for the run's own traffic to write back. The host's
-// cost per op has its own row (host_overhead), whose runs outlast any lead. The torch peer queues
-// the same lead.
+// which keep the device busy while the host queues the run's kernels. The events then time the
+// device's work, not the host's: without the lead an idle device waited for the host at every run,
+// and short kernels measured mostly launch time. The lead only reads, so it leaves no dirty lines
+// in L2 for the run's own traffic to write back. The host's cost per op has its own row
+// (host_overhead), whose runs outlast any lead. The torch peer queues the same lead.
 class Timer {
  public:
   virtual ~Timer() = default;

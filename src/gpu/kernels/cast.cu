@@ -6,7 +6,7 @@
 #include <span>
 #include <vector>
 
-#include "cpu/dispatch.h"
+#include "backend/dispatch.h"
 #include "gpu/kernels/tile.cuh"
 
 namespace wick::WICK_GPU_NS::kern {
@@ -25,7 +25,6 @@ struct Identity {
 // Copies move bits, so such a copy moves 16, 8 or 4 bytes per thread instead, the widest unit
 // that the run length, the other strides and both pointers allow (widen_inner). Two dims are the
 // map's row path (Note [GPU row path]), already 16 bytes per thread; one is the flat path.
-// On the H100, [1, 2048, 32, 128] bf16 transpose(1, 2).contiguous(): 0.0324 -> 0.0125 ms (torch 0.0238).
 
 // The bytes of dst's and src's first elements.
 struct CopyEnds {
@@ -56,7 +55,7 @@ int64_t widest_unit(const Plan<2>& p, const CopyEnds& e, int64_t elem) {
 }
 
 bool copy_wide(const LaunchCtx& ctx, const TensorArg& dst, const TensorArg& src) {
-  Plan<2> p = make_plan<2>(dst.shape(), {&dst.layout.strides(), &src.layout.strides()});
+  Plan<2> p = collapse<2>(dst.shape(), {&dst.layout.strides(), &src.layout.strides()});
   if (p.rank() < 3 || p.rank() > kMaxDims) return false;
   const int64_t elem = dtype_size(src.dtype);
   const CopyEnds e = ends_of(dst, src);
@@ -72,12 +71,11 @@ bool copy_wide(const LaunchCtx& ctx, const TensorArg& dst, const TensorArg& src)
 // Note [GPU batched copies]
 // cat copies each input into its slice of the output. One launch per input costs the host a
 // launch and the GPU a kernel's ramp-up and tail per input, most of the time where an input is
-// small: the K / V cache grown by a token, [1, 8, 4095, 128] + [1, 8, 1, 128] bf16, took 0.0111
-// ms as two launches (torch 0.0101). copy_batch runs up to kBatchCopies pairs in one launch: pair
-// k is a strided copy (its own Meta) over its own range of blocks, one unit per thread, every pair
-// in the widest unit (16, 8 or 4 bytes, or the element) that all of them allow (Note [GPU wide
-// copies]). Pairs whose plan needs 64-bit offsets or more than kMaxDims dims, and a batch of one,
-// take cast's paths.
+// small (the K / V cache grown by a token). copy_batch runs up to kBatchCopies pairs in one
+// launch: pair k is a strided copy (its own Meta) over its own range of blocks, one unit per
+// thread, every pair in the widest unit (16, 8 or 4 bytes, or the element) that all of them allow
+// (Note [GPU wide copies]). Pairs whose plan needs 64-bit offsets or more than kMaxDims dims, and
+// a batch of one, take cast's paths.
 constexpr int kBatchCopies = 8;
 
 struct BatchCopies {
@@ -151,7 +149,7 @@ void copy_batch(const LaunchCtx& ctx, std::span<const TensorArg> srcs, std::span
   for (size_t i = 0; i < srcs.size(); ++i) {
     const TensorArg &src = srcs[i], &dst = dsts[i];
     if (src.numel() == 0) continue;
-    Plan<2> p = make_plan<2>(dst.shape(), {&dst.layout.strides(), &src.layout.strides()});
+    Plan<2> p = collapse<2>(dst.shape(), {&dst.layout.strides(), &src.layout.strides()});
     if (src.dtype == dst.dtype && dtype_size(src.dtype) == elem && p.rank() <= kMaxDims && p.fits_32bit())
       pairs.push_back({std::move(p), ends_of(dst, src), i});
     else

@@ -3,7 +3,7 @@
 
 #include <type_traits>
 
-#include "cpu/dispatch.h"
+#include "backend/dispatch.h"
 #include "gpu/kernels/tile.cuh"
 
 namespace wick::WICK_GPU_NS::kern {
@@ -16,7 +16,7 @@ struct Convert {
 // Every destination dtype from source type S (equal dtypes go to the copy in cast.cu).
 template <class S>
 void cast_from(const LaunchCtx& ctx, const TensorArg& src, const TensorArg& dst) {
-  cpu::dispatch(
+  wick::dispatch(
       dst.dtype,
       [&]<class D>() {
         if constexpr (!std::is_same_v<D, S>) map_tiled<D, S>(ctx, Convert<D, S>{}, dst, src);

@@ -1,4 +1,4 @@
-// Comparisons eq, ne, lt, le, gt, ge on every dtype, writing u8 1 / 0; IEEE in the compute type
+// The compare rows of the op table (eq, ne, lt, le, gt, ge) on every dtype, writing u8 1 / 0; IEEE in the compute type
 // (NaN compares false except for ne), with the shared functors of backend/elementwise_math.h.
 //
 // One kernel per dtype serves all six: the comparison is a launch parameter (a branch every
@@ -6,9 +6,11 @@
 // swapped, which is the same IEEE predicate, NaN included. Six instantiations per dtype would
 // cost compile time and nothing else.
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
+#include "backend/dispatch.h"
 #include "backend/elementwise_math.h"
-#include "cpu/dispatch.h"
 #include "gpu/kernels/map.cuh"
 
 namespace wick::WICK_GPU_NS::kern {
@@ -43,26 +45,41 @@ struct CompareFn {
 };
 
 void run(const LaunchCtx& ctx, Cmp cmp, const TensorArg& a, const TensorArg& b, const TensorArg& dst) {
-  cpu::dispatch(
+  wick::dispatch(
       a.dtype, [&]<class T>() { map<uint8_t, T, T>(ctx, CompareFn<T>{cmp}, dst, a, b); }, ctx.op);
+}
+
+// Each comparison functor as one of the four kernel predicates, with operands swapped or not.
+template <class F>
+constexpr std::pair<Cmp, bool> canonical() {
+  if constexpr (std::is_same_v<F, ew::Eq>) return {Cmp::Eq, false};
+  if constexpr (std::is_same_v<F, ew::Ne>) return {Cmp::Ne, false};
+  if constexpr (std::is_same_v<F, ew::Lt>) return {Cmp::Lt, false};
+  if constexpr (std::is_same_v<F, ew::Le>) return {Cmp::Le, false};
+  if constexpr (std::is_same_v<F, ew::Gt>) return {Cmp::Lt, true};  // a > b is b < a
+  if constexpr (std::is_same_v<F, ew::Ge>) return {Cmp::Le, true};  // a >= b is b <= a
+  static_assert(std::is_same_v<F, ew::Eq> || std::is_same_v<F, ew::Ne> || std::is_same_v<F, ew::Lt> ||
+                    std::is_same_v<F, ew::Le> || std::is_same_v<F, ew::Gt> || std::is_same_v<F, ew::Ge>,
+                "a new comparison needs its predicate in CompareFn");
+  return {Cmp::Eq, false};
+}
+
+template <class F>
+void compare_row(const LaunchCtx& ctx, const TensorArg& a, const TensorArg& b, const TensorArg& dst) {
+  constexpr auto c = canonical<F>();
+  if (c.second) return run(ctx, c.first, b, a, dst);
+  return run(ctx, c.first, a, b, dst);
 }
 
 }  // namespace
 
-bool compare(const LaunchCtx& ctx, Op op, const TensorArg& a, const TensorArg& b, const TensorArg& dst) {
+bool compare_op(const LaunchCtx& ctx, Op op, const TensorArg& a, const TensorArg& b, const TensorArg& dst) {
   switch (op) {
-    case Op::Eq:
-      return run(ctx, Cmp::Eq, a, b, dst), true;
-    case Op::Ne:
-      return run(ctx, Cmp::Ne, a, b, dst), true;
-    case Op::Lt:
-      return run(ctx, Cmp::Lt, a, b, dst), true;
-    case Op::Le:
-      return run(ctx, Cmp::Le, a, b, dst), true;
-    case Op::Gt:  // a > b is b < a
-      return run(ctx, Cmp::Lt, b, a, dst), true;
-    case Op::Ge:  // a >= b is b <= a
-      return run(ctx, Cmp::Le, b, a, dst), true;
+#define WICK_X(name, str, kind, mask, F) \
+  case Op::name:                         \
+    return compare_row<ew::F>(ctx, a, b, dst), true;
+    WICK_COMPARE_OPS(WICK_X)
+#undef WICK_X
     default:
       return false;
   }

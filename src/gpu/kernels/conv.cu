@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "backend/conv_geom.h"
-#include "cpu/dispatch.h"
+#include "backend/dispatch.h"
 #include "gpu/gpu_backend.h"
 #include "gpu/kernels/conv_implicit.h"
 #include "gpu/kernels/conv_winograd.h"
@@ -36,8 +36,8 @@ using conv::as_2d;
 using conv::geom;
 using conv::params_2d;
 
-// Column buffers up to 1 GiB: chunks that stay in the L2 (24 or 64 MB) were 5-50% slower on the
-// H100, the GEMMs having fewer samples per call.
+// Column buffers up to 1 GiB: chunks small enough to stay in the L2 give the GEMMs fewer samples
+// per call, which costs more than the traffic they save.
 constexpr int64_t kColumnBytes = int64_t{1} << 30;
 
 // The 2-d geometry (for transposed convolutions (h, w) is the input, (oh, ow) the larger output).
@@ -55,31 +55,16 @@ Strides4 strides4(const TensorArg& t) {
 //
 // Note [GPU im2col]
 // The kernel is bound by its integer work, not by memory: a 2-byte element leaves room for a few
-// instructions at the copy bandwidth. Splitting every element's row index into (n, c, i, j) took
-// 0.34 ms for the 115 MB of bf16 columns of the conv2d benchmark row on the H100. One output pixel
-// per thread, its kh*kw taps written with running sums, took 0.126 ms in 64-bit arithmetic (~40
-// instructions per element, 82% of issue slots) and was still far from the copy bandwidth in 32-bit
-// (the conv row 0.164 -> 0.150 ms): per element a 64-bit load address (the plane's offset was
-// 64-bit), a 2-byte store with its address, and two divisions (pixel by ow, plane by c_in) per 9.
-//
-// So a thread owns PX consecutive pixels q..q+PX-1 of one output row (ow % PX == 0: they share oy)
-// and, for each (sample, channel) plane it visits (blocks in y walk the planes), writes its kh*kw
-// taps: per tap PX guarded loads at iw + t*sw (t < PX; the padding reads 0; mostly L1 hits, the
-// neighbouring taps and threads reading the same input row) and one aligned PX-element store (8
-// bytes of bf16 / f16, 16 of f32, two 16-byte stores of f64), a warp's stores one coalesced run per
-// tap. The divisions, the row's bounds test and offset, and the store with its address are shared
-// by PX elements; per element there remain an add and a compare (the column's bounds test), the
-// input offset (one Index from x, sample and channel included, so that the address is one widening
-// multiply-add) and the load. PX = 4 rather than 8: a warp's loads of one t then span 32 * 4
-// elements (2-3 L1 lines of bf16) where 8 would span 4-5, keeping the L1 traffic per element near
-// the one-pixel kernel's; fewer registers are held; and ow % 4 == 0 takes more of the common widths
-// (112, 56, 28). PX = 1 serves the other widths and a column buffer not aligned to PX elements
-// (with ow % PX == 0 every row of the plane, and so every store, starts PX-aligned after col).
-// Measured on the H100 (N32 C64->64 56x56 k3 p1): conv2d bf16 0.150 -> 0.109 ms, conv2d f32 0.287 ->
-// 0.282 ms, conv_transpose2d f32 0.294 -> 0.286 ms (the f32 rows are bound by their GEMM).
-//
-// Index is int32_t where fits_32bit holds and int64_t otherwise; each bounds test is one compare as
-// the unsigned type of the same width.
+// instructions at the copy bandwidth, so divisions, bounds tests and addresses are shared. A thread
+// owns PX consecutive pixels q..q+PX-1 of one output row (ow % PX == 0: they share oy) and, for
+// each (sample, channel) plane it visits (blocks in y walk the planes), writes its kh*kw taps: per
+// tap PX guarded loads at iw + t*sw (t < PX; the padding reads 0; mostly L1 hits) and one aligned
+// PX-element store, a warp's stores one coalesced run per tap. Per element there remain an add and
+// a compare (the column's bounds test), the input offset (one Index from x, so that the address is
+// one widening multiply-add) and the load. PX = 4 rather than 8 keeps a warp's loads of one t
+// within 2-3 L1 lines of bf16, holds fewer registers and divides the common widths (112, 56, 28);
+// PX = 1 serves other widths and a column buffer not aligned to PX elements. Index is int32_t where
+// fits_32bit holds, else int64_t; each bounds test is one unsigned compare of that width.
 template <class Index, int PX, class A, class T>
 __global__ void __launch_bounds__(kern::kBlock)
     im2col_kernel(const T* __restrict__ x, Strides4 xs, Geom g, Index planes, Index plane, A* __restrict__ col) {
@@ -157,7 +142,7 @@ void im2col(const kern::LaunchCtx& ctx, const TensorArg& x, int64_t n0, const Ge
   if (total == 0) return;
   const Strides4 xs = strides4(x);
   const int64_t planes = samples * g.c_in;
-  cpu::dispatch_in<kFloatTypes>(
+  wick::dispatch_in<kFloatTypes>(
       x.dtype,
       [&]<class T>() {
         const T* xp = x.ptr<T>() + n0 * xs.n;
@@ -264,9 +249,8 @@ struct ConvPhases {
 // conv], any number of output channels), the others on the implicit GEMM (Note [GPU implicit GEMM
 // conv]), which reads x as it lies when its channels have unit stride or it is f32, else from a
 // channels-last copy. The implicit GEMM pays where a group's output channels fill one block's
-// tile (32 to 64) and K is at least 32: on the H100 the conv2d benchmark row (64 channels) took
-// 0.100 ms in bf16 against im2col + cuBLAS's 0.114 and 0.275 ms in f32 against 0.288, while conv1d
-// with 256 output channels (four tiles, each gathering the columns again) took 1.75 ms against 1.27.
+// tile (32 to 64) and K is at least 32; with more output channels every tile gathers the columns
+// again, and im2col + the vendor's GEMM is faster.
 bool conv_implicit_gemm(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& x, const ConvPhases& ph,
                         const TensorArg& dst, const Geom& g) {
   const int64_t cg = g.c_in / g.groups, cog = g.c_out / g.groups, elem = static_cast<int64_t>(dtype_size(x.dtype));
@@ -460,18 +444,10 @@ void conv_forward(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& x
 // per group and a strided slice of the taps, writing a strided slice of dst (through a contiguous
 // buffer and a copy where conv_gemm's path needs one). At stride 1 that is one forward convolution
 // with negated padding and dilation. Phases with taps, alike in their output counts (an output a
-// multiple of the stride), run in one launch of the implicit GEMM where it takes them, each with
-// its own kernel size, writing dst in place (ImplicitPhases): one phase alone fills few blocks.
-// It replaced one GEMM into f32 columns [c_out * kh * kw, h * w] and a col2im gather over them,
-// which wrote and read the columns (kh * kw / (s_h * s_w) times the output) and spent its GEMMs on
-// k = c_in / groups. On the H100, conv_transpose2d N32 C64->64 28x28 k4 s2 p1 f32 (3.3 GFLOP): GEMM
-// + col2im 0.508 ms; one launch per phase 0.207 ms (196 blocks of the implicit GEMM each, 3 fit on
-// each of the 132 multiprocessors); the four in one launch 0.128-0.131 ms (torch 0.177-0.252 in
-// the same runs). Phases unequal in their taps share the launch too, each block reading its
-// phase's kernel size: k3 s2 p1 with output padding 1 (phases of 2x2, 2x1, 1x2 and 1x1 taps) took
-// 0.341 ms with GEMM + col2im, 0.145 with one launch per phase and 0.085-0.087 in one (torch 0.188);
-// reading the kernel size per phase cost the k4 s2 row 1% (0.1286-0.1291 -> 0.1298-0.1304 ms, A/B
-// builds in one session).
+// multiple of the stride), run in one launch of the implicit GEMM where it takes them, each block
+// reading its phase's kernel size, writing dst in place (ImplicitPhases): one phase alone fills few
+// blocks. A GEMM into columns [c_out * kh * kw, h * w] and a col2im gather would write and read the
+// columns (kh * kw / (s_h * s_w) times the output) and spend its GEMMs on k = c_in / groups.
 void conv_transposed(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& x, const TensorArg& w,
                      const TensorArg& dst, const Conv2dParams& p) {
   if (dst.numel() == 0) return;
@@ -537,21 +513,21 @@ void conv_transposed(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg
 
 }  // namespace
 
-void GpuBackend::conv1d(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv1dParams& p) {
-  conv_forward(*this, enter("conv1d"), as_2d(x), as_2d(w), as_2d(dst), params_2d(p));
+void kern::conv1d(const kern::LaunchCtx& base, const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv1dParams& p) {
+  conv_forward(*base.backend, base.with_op("conv1d"), as_2d(x), as_2d(w), as_2d(dst), params_2d(p));
 }
 
-void GpuBackend::conv2d(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p) {
-  conv_forward(*this, enter("conv2d"), x, w, dst, p);
+void kern::conv2d(const kern::LaunchCtx& base, const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p) {
+  conv_forward(*base.backend, base.with_op("conv2d"), x, w, dst, p);
 }
 
-void GpuBackend::conv_transpose1d(const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv1dParams& p) {
-  conv_transposed(*this, enter("conv_transpose1d"), as_2d(x), as_2d(w), as_2d(dst), params_2d(p));
+void kern::conv_transpose1d(const kern::LaunchCtx& base, const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv1dParams& p) {
+  conv_transposed(*base.backend, base.with_op("conv_transpose1d"), as_2d(x), as_2d(w), as_2d(dst), params_2d(p));
 }
 
-void GpuBackend::conv_transpose2d(const TensorArg& x, const TensorArg& w, const TensorArg& dst,
+void kern::conv_transpose2d(const kern::LaunchCtx& base, const TensorArg& x, const TensorArg& w, const TensorArg& dst,
                                   const Conv2dParams& p) {
-  conv_transposed(*this, enter("conv_transpose2d"), x, w, dst, p);
+  conv_transposed(*base.backend, base.with_op("conv_transpose2d"), x, w, dst, p);
 }
 
 }  // namespace wick::WICK_GPU_NS

@@ -3,40 +3,26 @@
 //
 // Note [GPU implicit GEMM conv]
 // out[s, co, p] = sum over k of W[co, k] col[s, k, p], with k over the group's taps (i, j) and
-// channels, p over the output pixels. im2col writes col (kh*kw times x's size) and the GEMM reads it
-// back: for the conv2d benchmark row (N32 C64 56x56 3x3) that is 115 MB each way in bf16 against
-// 13 MB of x and 13 MB of out, and cuBLAS's GEMM over it is memory-bound (64 output channels).
-// Here a block owns kBM = 128 pixels (flattened over the samples, so small images fill the tiles) by
-// kBN = 64 output channels of one group and walks K in steps of BK: each step gathers the [kBM, BK]
-// tile of col^T from x (zero in the padding) and the [BK, kBN] tile of the packed weights into
-// shared memory, then multiplies them. Three shared stages keep two steps' copies in flight while
-// one is multiplied (cp.async on CUDA sm_80+, which writes shared memory without passing through
-// registers and zero-fills the padding), one barrier per step. The first version staged one step
-// ahead in registers: under ncu its warps waited at each step's barrier for the loads, with the
-// tensor pipe 5% busy (bf16 row: 93 us at profiling clocks).
-// The gather reads x channels-last with K ordered (i, j, channel): a thread copies 16 bytes, i.e.
-// consecutive channels of one tap of its pixel, at a time; whether the tap lies inside the image is
-// bit t of a per-pixel mask made once (so at most 31 taps), and each thread walks its vectors' (tap,
-// channel) along K with a cursor that carries instead of dividing. A first version gathered one
-// element at a time from NCHW: 20 instructions per element made it slower than im2col + cuBLAS
-// (bf16 0.17 ms against 0.11). Other layouts: f32 is gathered with 4-byte copies, a vector's channels
-// a plane apart (a warp's 32 pixels still read consecutive addresses), which saves the channels-last
-// copy of x (18 us of the f32 row's 0.26 ms); 16-bit inputs are copied to channels-last first.
+// channels, p over the output pixels. im2col writes col (kh * kw times x's size) and the GEMM reads
+// it back, so with few output channels that traffic bounds the GEMM. Here a block owns kBM = 128
+// pixels (flattened over the samples, so small images fill the tiles) by kBN = 64 output channels
+// of one group and walks K in steps of BK, gathering the [kBM, BK] tile of col^T from x (zero in the
+// padding) and the [BK, kBN] tile of the packed weights into shared memory, then multiplying them.
+// Three shared stages keep two steps' copies in flight while one is multiplied (cp.async on CUDA
+// sm_80+: no pass through registers, padding zero-filled), one barrier per step. The gather reads x
+// channels-last, K ordered (i, j, channel), 16 bytes at a time; a per-pixel mask of in-image taps
+// (so at most 31 taps) and a cursor that carries replace divisions. f32 is gathered from NCHW with
+// 4-byte copies (a warp's pixels read consecutive addresses), sparing x's channels-last copy; 16-bit
+// inputs are copied to channels-last first.
 //
 // Note [GPU implicit conv gather lanes]
 // A step's gather is kBM pixels by kVecs 16-byte vectors. With 16-bit elements, four consecutive
 // lanes take the four vectors of one pixel (its 64 contiguous bytes of the step's tap and channels),
-// and each thread does that for two pixels 64 apart: a warp's copy then touches 8 cache lines. The
-// first mapping (two lanes per pixel, each its own two vectors, one per copy) touched 16 lines per
-// copy with half of each, and L1 (which serves the taps' overlapping reads: 74% hits) was the
-// limit: on the H100's conv2d bf16 row the kernel took 61.8 us under ncu with 8.9 M shared / L1
-// wavefronts (4.9 M of them for the copies), now 55.2 us with 7.1 M (3.1 M), and the row 0.0670 ->
-// 0.0614 ms. f32 keeps one pixel per thread: its copies from NCHW read 32 consecutive pixels of one
-// channel per warp, one line. Tried and not kept: a 64-wide K step (a whole tap of 64 channels per
-// step, one line per pixel, 83 KB of dynamic shared memory, two blocks per multiprocessor): 0.067
-// ms, with L1 hits down to 16% (the larger shared carve-out) and fewer warps to hide the latency;
-// four warps of 64 x 32 (a quarter fewer ldmatrix per MMA, four blocks per multiprocessor):
-// 0.062-0.064 ms, kernel 60.5 us, L1 hits 34%.
+// and each thread does that for two pixels 64 apart, so a warp's copy touches 8 whole cache lines:
+// L1, which serves the taps' overlapping reads, is the limit, and spreading a pixel over fewer lanes
+// touches more lines with part of each. f32 keeps one pixel per thread: its copies from NCHW read 32
+// consecutive pixels of one channel per warp, one line.
+//
 // The product: f32 runs on the FMA units, each thread an 8x8 register tile (BK 16, 128 threads);
 // bf16 / f16 run on the tensor cores where the compiler targets them (CUDA sm_80+, ldmatrix and
 // m16n8k16 MMAs, f32 accumulators, BK 32, 256 threads), each warp a 32x32 tile. Elsewhere (ROCm
@@ -51,7 +37,7 @@
 #include <string>
 #include <type_traits>
 
-#include "cpu/dispatch.h"
+#include "backend/dispatch.h"
 #include "gpu/kernels/async_copy.cuh"
 #include "gpu/kernels/conv_implicit.h"
 #include "gpu/kernels/map.cuh"
@@ -73,10 +59,9 @@ constexpr int kConvThreads = sizeof(T) == 4 ? 128 : 256;
 
 // FMA-unit product: thread (tx, ty) of 16 x (kThreads / 16) owns pixels tx + 16 * {0..7} and output
 // channels ty * TN + {0..TN-1}, TN = 8 with 128 threads (f32). Per 4 k an 8 x 8 tile reads 8 A and 8 B
-// vectors of 16 bytes from shared memory for 256 FMAs; the 8 x 4 tiles f32 had first read 12 for 128,
-// and shared memory was the limit (ncu: L1 80% busy, FMA 65%). A rows of consecutive pixels are 80
-// bytes apart, so a quarter warp's 16-byte reads fall in distinct banks; B reads of a quarter warp
-// are one broadcast.
+// vectors of 16 bytes from shared memory for 256 FMAs (8 x 4 tiles read 12 for 128, and shared memory
+// became the limit). A rows of consecutive pixels are 80 bytes apart, so a quarter warp's 16-byte
+// reads fall in distinct banks; B reads of a quarter warp are one broadcast.
 template <class T>
 struct Simt {
   static constexpr int kThreads = kConvThreads<T>, kBlocksPerSm = 3, TN = kBN * 16 / kThreads;
@@ -145,9 +130,9 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&b0)[2], uint32_t (&
 // Tensor-core product: warp w of 8 owns pixels 32 * (w % 4) + [0, 32) and output channels
 // 32 * (w / 4) + [0, 32): per 16 k, two 16 x 16 A fragments and four 16 x 8 B fragments loaded with
 // ldmatrix (B transposed on the way, as its tile is [k][channel]) feed eight m16n8k16 MMAs with f32
-// accumulators. nvcuda::wmma did the same arithmetic, but its loads compiled to 4-byte generic loads
-// and register shuffles (ncu). Rows of the tiles are padded by 16 bytes, so the eight 16-byte rows
-// an ldmatrix phase reads fall in distinct banks.
+// accumulators (nvcuda::wmma's loads compile to 4-byte generic loads and register shuffles). Rows
+// of the tiles are padded by 16 bytes, so the eight 16-byte rows an ldmatrix phase reads fall in
+// distinct banks.
 template <class T>
 struct Mma {
   static constexpr int kThreads = kConvThreads<T>, kBlocksPerSm = 3;
@@ -261,9 +246,8 @@ __device__ __forceinline__ int phase_pick(const int (&v)[kImplicitPhases], int i
 }
 
 // Three blocks per multiprocessor: the most the registers allow (85 a thread with 256 threads, 170
-// with 128). Phased: the launch runs the phases f (ImplicitPhases); else a alone, f unread. (Reading
-// the phases in every launch made the H100's conv2d bf16 benchmark row 5% slower, 0.0607-0.0618 ->
-// 0.0642-0.0648 ms, with 2 more registers.)
+// with 128). Phased: the launch runs the phases f (ImplicitPhases); else a alone, f unread (reading
+// the phases in every launch costs registers and time).
 template <class T, bool Phased>
 __global__ void __launch_bounds__(Product<T>::kThreads, Product<T>::kBlocksPerSm)
     conv_implicit_kernel(const T* __restrict__ x, const T* __restrict__ wt, T* __restrict__ out, ImplicitConv a,
@@ -399,47 +383,18 @@ __global__ void __launch_bounds__(Product<T>::kThreads, Product<T>::kBlocksPerSm
 }
 
 // Note [GPU tiled conv]
-// 16-bit convolutions at stride and dilation 1 with at most 3 x 3 taps, x as it lies with
-// contiguous rows (NCHW): the implicit GEMM above gathers every tap of every pixel again (kh * kw
-// times x through L1) from a channels-last copy of x (on the H100's conv2d bf16 row that copy took
-// 13.5 of 74 us of kernel time under ncu, the weights' packing 3.7). Here a block owns a tile of 128
-// output pixels of one sample, 128 / TW rows of TW (TW 8, 16 or 32, tile_width), by kBN = 64 output
-// channels of one group, and walks the input channels in chunks of kTileC = 16. Per chunk:
-//   1. issue: the tile's raw halo, HR = TH + 2 rows of 16 channel planes, copied from x as it lies
-//      (cp.async, 16-byte vectors, zero outside the image; a row is read from the 16-byte boundary
-//      before its first column, so the halo starts `lead` elements into its shared row), and the
-//      chunk's [taps * 16, 64] weights. Each thread's vectors (row, column, tap) are the same in
-//      every chunk, so their offsets and bounds are worked out once. Two stages: chunk ch + 1's
-//      copies fly while ch is used.
-//   2. spread: the raw halo into a channels-last one, [HR * RS pixels][16 channels, padded to kLdH],
-//      by transposing ldmatrix (8 planes' 16-byte vectors in, each lane's pixel's channel pair out);
-//      every raw column is kept, so nothing is tested; rows of 48 bytes keep the eight rows an
-//      ldmatrix phase reads or writes in distinct banks.
-//   3. compute: each tap (i, j) is one k16 step of Mma's tensor-core product (its warps of 32 x 32,
-//      fragments and accumulators), A read with ldmatrix from the halo shifted by i rows and j
-//      pixels, B with ldmatrix as in Mma.
-// Two barriers per chunk (copies published; halo spread). On the H100 (scripts/probes/conv_shapes.cpp,
-// bf16, N C H W -> C_out, against the implicit GEMM or im2col + cuBLAS before it): [32, 64, 56, 56]
-// -> 64 0.0666 against 0.0675 ms (the benchmark row 0.0587 against 0.0602-0.0607), [8, 64, 128,
-// 128] -> 64 0.0744 against 0.0880, [1, 128, 256, 256] -> 128 0.1185 against 0.1397, [32, 128, 28,
-// 28] -> 128 0.0604 against 0.0625; in a later run of that code with torch (cuDNN): 0.0647, 0.0735,
-// 0.1146, 0.0597 ms against 0.0766, 0.0812, 0.0927, 0.0600, the benchmark row 0.0600 against 0.0540.
-// Under ncu (session 23, bench shape) that version ran at 2.1 instructions a cycle with 0.95 eligible
-// warps a scheduler (16 warps a multiprocessor; 128 registers, 4 bytes spilled), L1 67% busy, and
-// issued 13.7 instructions per MMA: the copies' index arithmetic and the spread's 16-byte reads,
-// packing and tested 4-byte writes were most of them. cuDNN's own kernel for that shape (an sm90
-// wgmma implicit GEMM on NHWC) took 31.8 us, beside 32 us of NCHW <-> NHWC transposes. The hoisted
-// copies and the ldmatrix spread (no spills now): benchmark row 0.0594-0.0599 -> 0.0574 ms, probe
-// [32, 64, 56, 56] 0.0673-0.0682 -> 0.0610-0.0655, [1, 128, 256, 256] 0.1193-0.1200 -> 0.1139-0.1154
-// (three A/B runs in one process each). At 110 to 170 TFLOP/s it stays far below the tensor cores'
-// rate. Deeper K (320 channels and more) and few pixels run 2x slower than im2col + cuBLAS, whose
-// GEMM splits better: tile_conv_fits leaves K above 1152 (128 channels of 3 x 3 taps; 2304 measured
-// about even) to the paths before it. Tried and not kept (benchmark row, ms): three blocks per
-// multiprocessor (80 registers, spills: 0.0700); 256-pixel tiles with 64 x 32 warp tiles (0.0684); A
-// fragments read as 16-bit values straight from the raw planes, no spread (0.0629 with two blocks,
-// 0.0744 with three); warps of 64 pixels x 16 channels that load each tap column's A matrices once
-// for all tap rows (a third fewer ldmatrix: 0.0669, and 0.0727 with 8-wide tiles); two halos and one
-// barrier a chunk, the spread of chunk ch + 1 beside the product of ch (0.0595).
+// 16-bit convolutions at stride and dilation 1 with at most 3 x 3 taps, x as it lies (NCHW, rows
+// contiguous): the implicit GEMM above gathers every tap of every pixel again, from a channels-last
+// copy of x. Here a block owns 128 output pixels of one sample (128 / TW rows of TW, tile_width) by
+// kBN = 64 output channels of one group, and walks the input channels in chunks of kTileC = 16:
+//   1. issue: cp.async copies of the tile's raw halo (TH + 2 rows of 16 channel planes, read from
+//      the 16-byte boundary before its first column, zero outside the image) and of the chunk's
+//      weights; a thread's offsets and bounds are the same in every chunk, worked out once.
+//   2. spread: the raw halo into a channels-last one by transposing ldmatrix, every column kept.
+//   3. compute: each tap (i, j) is one k16 step of Mma's product, A read with ldmatrix from the
+//      halo shifted by i rows and j pixels. Two stages, two barriers per chunk.
+// Deep K with few pixels splits better as im2col + the vendor's GEMM: tile_conv_fits leaves K above
+// 1152 (128 channels of 3 x 3 taps) to the paths before it.
 constexpr int kTileC = 16, kTileTaps = 3, kLdW = kBN + 8, kLdH = kTileC + 8;
 
 template <int TW>
@@ -665,7 +620,7 @@ void conv_implicit(const LaunchCtx& ctx, DType t, const void* x, const void* wt,
   const int z = phases.nh * phases.nw;
   const dim3 grid(static_cast<unsigned>((a.pixels + kBM - 1) / kBM), static_cast<unsigned>(groups * a.n_tiles),
                   static_cast<unsigned>(z));
-  cpu::dispatch_in<dtype_bit(DType::F32) | dtype_bit(DType::BF16) | dtype_bit(DType::F16)>(
+  wick::dispatch_in<dtype_bit(DType::F32) | dtype_bit(DType::BF16) | dtype_bit(DType::F16)>(
       t,
       [&]<class T>() {
         const auto run = [&]<bool Phased>() {
@@ -689,9 +644,7 @@ bool tile_compiled(int device) {
   std::lock_guard<std::mutex> lock(*mu);
   const auto it = known->find(device);
   if (it != known->end()) return it->second;
-  cudaFuncAttributes fa{};
-  const bool ok = cudaFuncGetAttributes(&fa, conv_tile_kernel<bf16, 16>) == cudaSuccess && fa.ptxVersion >= 80;
-  (void)cudaGetLastError();
+  const bool ok = gpu::kernel_ptx_version(reinterpret_cast<const void*>(conv_tile_kernel<bf16, 16>)) >= 80;
   return (*known)[device] = ok;
 #else
   (void)device;
@@ -776,7 +729,7 @@ bool tile_conv_fits(DType t, int device, int64_t shared_per_block, int64_t n, in
 void conv_tile(const LaunchCtx& ctx, DType t, const void* x, const void* wt, void* out, const TileConv& a,
                int64_t groups) {
   const dim3 grid(static_cast<unsigned>(a.blocks), static_cast<unsigned>(groups * a.n_tiles));
-  cpu::dispatch_in<dtype_bit(DType::BF16) | dtype_bit(DType::F16)>(
+  wick::dispatch_in<dtype_bit(DType::BF16) | dtype_bit(DType::F16)>(
       t,
       [&]<class T>() {
         with_tile_width(a.tw, [&]<int TW>() {

@@ -10,28 +10,9 @@
 //   A^T = [1 1 1 0; 0 1 -1 -1].
 // So for each of the 16 positions e of the 4x4 matrices the sum over c is a GEMM of [tiles, c] by
 // [c, c_out]: per tile, input and output channel 16 multiply-adds make 4 output pixels, 4 per pixel
-// against 9 for the direct sum, 2.25 times fewer. The FMA units are the limit of f32 convolutions
-// (the implicit GEMM's f32 product, Note [GPU implicit GEMM conv], ran the conv2d benchmark row at
-// 32 TFLOP/s, half the H100's FP32 peak), so that is the gain: on the H100 the conv2d f32 row (N32
-// C64->64 56x56 3x3 p1) went from 0.230 to 0.141 ms and conv_transpose2d from 0.231 to 0.140 ms
-// (cuDNN 0.244 and 0.144 ms in the same run), 52.6 TFLOP/s counted as direct flops.
-//
-// winograd_filter_kernel transforms the weights once per call into U [group][e][c][co] (f32,
-// channels padded with zeros to whole steps and tiles). winograd_kernel: a block owns kTiles = 16
-// tiles (64 output pixels, the tiles flattened over samples and tile rows) by kCo = 64 output
-// channels of one group and walks the input channels in steps of kStepC = 8. Two shared-memory
-// stages, one barrier per step: while step s is multiplied, step s + 1's copies are in flight
-// (cp.async): threads 0..127 each copy one (tile, channel) patch of 16 elements (zero outside the
-// image), all threads U's [e][c][co] slice of the step; after the product each patch thread waits
-// for its own copies and stores its patch's transform V [e][c][tile] into that stage. Thread
-// (e, tiles, channels) multiplies its 8 tiles by 8 output channels of position e: per channel two
-// 16-byte reads of V and two of U for 64 FMAs, as the implicit GEMM's 8x8 tiles. Its tiles are
-// {4t..4t+3, 8+4t..8+4t+3} and its channels {4q..4q+3, 32+4q..32+4q+3}, so that the eight threads of
-// a quarter warp (same e and t, q = 0..7) read 128 consecutive bytes of U. At the end the 16 sums
-// of each (tile, channel) meet in shared memory, and Y = A^T M A gives the tile's four pixels,
-// written along the tiles (coalesced). A block uses 96 KB of shared memory (two per H100
-// multiprocessor, at 128 registers a thread); devices that allow less per block (AMD's 64 KB) keep
-// these convolutions on the implicit GEMM.
+// against 9 for the direct sum, 2.25 times fewer. The FMA units are the limit of f32 convolutions,
+// so that is the gain over the implicit GEMM (Note [GPU implicit GEMM conv]). The weights are
+// transformed once per call (winograd_filter_kernel) into U [group][e][c][co].
 //
 // Accuracy: the transforms add and halve (exact but for the adds' roundings), and the products'
 // sums run in f32 as in the direct kernel; the results differ from the direct sum in the last bits
@@ -139,6 +120,21 @@ __device__ __forceinline__ void input_transform(float (&d)[16]) {
   }
 }
 
+// A block owns kTiles = 16 tiles (64 output pixels, the tiles flattened over samples and tile rows)
+// by kCo = 64 output channels of one group and walks the input channels in steps of kStepC = 8
+// (U from winograd_filter_kernel, channels padded with zeros to whole steps and tiles). Two
+// shared-memory stages, one barrier per step: while step s is multiplied, step s + 1's copies are
+// in flight (cp.async): threads 0..127 each copy one (tile, channel) patch of 16 elements (zero
+// outside the image), all threads U's [e][c][co] slice of the step; after the product each patch
+// thread waits for its own copies and stores its patch's transform V [e][c][tile] into that stage.
+// Thread (e, tiles, channels) multiplies its 8 tiles by 8 output channels of position e: per
+// channel two 16-byte reads of V and two of U for 64 FMAs. Its tiles are {4t..4t+3, 8+4t..8+4t+3}
+// and its channels {4q..4q+3, 32+4q..32+4q+3}, so that the eight threads of a quarter warp (same e
+// and t, q = 0..7) read 128 consecutive bytes of U. At the end the 16 sums of each (tile, channel)
+// meet in shared memory, and Y = A^T M A gives the tile's four pixels, written along the tiles
+// (coalesced). A block uses 96 KB of shared memory (two blocks a multiprocessor at 128 registers a
+// thread); devices that allow less per block (AMD's 64 KB) keep these convolutions on the implicit
+// GEMM.
 __global__ void __launch_bounds__(kThreads, 2)
     winograd_kernel(const float* __restrict__ x, const float* __restrict__ u, float* __restrict__ out, Geometry q) {
   extern __shared__ float4 winograd_smem[];

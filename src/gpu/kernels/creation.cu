@@ -3,8 +3,8 @@
 #include <cstring>
 #include <type_traits>
 
-#include "core/philox.h"
-#include "cpu/dispatch.h"
+#include "backend/dispatch.h"
+#include "backend/philox.h"
 #include "gpu/kernels/map.cuh"
 
 namespace wick::WICK_GPU_NS::kern {
@@ -43,8 +43,8 @@ struct Arange {
 
 // The contiguous path of rand: one thread per Philox block (10 rounds, then its kPer elements),
 // where the strided path computes the block once per element; the elements go out in one vector
-// store when dst is aligned to it. Floor for 2^28 f32: 1 GiB written, 0.27 ms at the fill row's
-// 4280 GB/s; the Philox rounds (about 100 integer instructions per block) cost about as much.
+// store when dst is aligned to it. The Philox rounds (about 100 integer instructions per block)
+// cost about as much as the writes.
 template <class G, class T>
 __global__ void __launch_bounds__(kBlock) rand_blocks_kernel(G g, int64_t n, bool aligned, T* out) {
   constexpr int P = G::kPer;
@@ -77,7 +77,7 @@ void rand_fill(const LaunchCtx& ctx, const G& g, const TensorArg& dst) {
 }  // namespace
 
 void const_set(const LaunchCtx& ctx, const TensorArg& dst, Scalar value) {
-  cpu::dispatch(
+  wick::dispatch(
       dst.dtype,
       [&]<class T>() {
         const T v = value.as<T>();
@@ -89,12 +89,13 @@ void const_set(const LaunchCtx& ctx, const TensorArg& dst, Scalar value) {
       "const_set");
 }
 
-void arange(const LaunchCtx& ctx, const TensorArg& dst, double start, double step) {
+void arange(const LaunchCtx& ctx, const TensorArg& dst, const ArangeParams& p) {
+  const double start = p.start, step = p.step;
   // The same rule as the CPU backend (src/cpu/cpu_backend.cpp), so both give the same values.
   const double last = start + static_cast<double>(dst.numel() - 1) * step;
   const bool integral = std::floor(start) == start && std::floor(step) == step && std::fabs(start) < 0x1p62 &&
                         std::fabs(step) < 0x1p62 && std::fabs(last) < 0x1p62;
-  cpu::dispatch(
+  wick::dispatch(
       dst.dtype,
       [&]<class T>() {
         const Arange<T> f{start, step, integral ? static_cast<int64_t>(start) : 0,
@@ -104,8 +105,10 @@ void arange(const LaunchCtx& ctx, const TensorArg& dst, double start, double ste
       "arange");
 }
 
-void rand_uniform(const LaunchCtx& ctx, const TensorArg& dst, double lo, double up, RandomStream rs) {
-  cpu::dispatch_in<kFloatTypes>(
+void rand_uniform(const LaunchCtx& ctx, const TensorArg& dst, const RandomParams& p) {
+  const double lo = p.a, up = p.b;
+  const RandomStream& rs = p.stream;
+  wick::dispatch_in<kFloatTypes>(
       dst.dtype,
       [&]<class T>() {
         rand_fill<T>(ctx, philox::Uniform<T>(rs.seed, rs.counter, lo, up), dst);
@@ -113,8 +116,10 @@ void rand_uniform(const LaunchCtx& ctx, const TensorArg& dst, double lo, double 
       "rand_uniform");
 }
 
-void rand_normal(const LaunchCtx& ctx, const TensorArg& dst, double mean, double std, RandomStream rs) {
-  cpu::dispatch_in<kFloatTypes>(
+void rand_normal(const LaunchCtx& ctx, const TensorArg& dst, const RandomParams& p) {
+  const double mean = p.a, std = p.b;
+  const RandomStream& rs = p.stream;
+  wick::dispatch_in<kFloatTypes>(
       dst.dtype,
       [&]<class T>() {
         rand_fill<T>(ctx, philox::Normal<T>(rs.seed, rs.counter, mean, std), dst);

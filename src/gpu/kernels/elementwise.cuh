@@ -7,8 +7,8 @@
 
 #include <cstdint>
 
+#include "backend/dispatch.h"
 #include "backend/elementwise_math.h"
-#include "cpu/dispatch.h"
 #include "gpu/kernels/map.cuh"
 
 namespace wick::WICK_GPU_NS::kern {
@@ -41,14 +41,14 @@ void unary_map(const LaunchCtx& ctx, const F& f, const TensorArg& src, const Ten
 // A unary op without parameters, instantiated only for the dtypes in Mask (its op-table row).
 template <uint32_t Mask, class F>
 void unary_op(const LaunchCtx& ctx, const TensorArg& src, const TensorArg& dst) {
-  cpu::dispatch_in<Mask>(
+  wick::dispatch_in<Mask>(
       src.dtype, [&]<class T>() { unary_map<T>(ctx, F{}, src, dst); }, ctx.op);
 }
 
 // Add ... Pow, instantiated only for the dtypes in Mask.
 template <uint32_t Mask, class F>
 void binary_op(const LaunchCtx& ctx, const TensorArg& a, const TensorArg& b, const TensorArg& dst) {
-  cpu::dispatch_in<Mask>(
+  wick::dispatch_in<Mask>(
       a.dtype, [&]<class T>() { map<T, T, T>(ctx, BinaryFn<T, F>{}, dst, a, b); }, ctx.op);
 }
 

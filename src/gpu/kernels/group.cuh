@@ -97,17 +97,6 @@ __device__ __forceinline__ A group_allreduce(A acc, unsigned group, A* smem) {
 
 // ---- host helpers of the launchers ----
 
-// Largest element offset operand k reaches over p; -1 when one of its strides is negative.
-template <int N>
-int64_t max_offset(const Plan<N>& p, int k) {
-  int64_t m = 0;
-  for (int d = 0; d < p.rank(); ++d) {
-    if (p.strides[d][k] < 0) return -1;
-    m += (p.shape[d] - 1) * p.strides[d][k];
-  }
-  return m;
-}
-
 // The smallest power of two >= v, at most cap (a power of two).
 inline unsigned pow2_at_least(int64_t v, unsigned cap) {
   unsigned g = 1;

@@ -2,39 +2,24 @@
 // (index_scatter.cu), and the id check they share.
 //
 // Note [GPU index kernels]
-// The same reduction as the CPU's (Note [Index kernels] in src/cpu/index.cpp): a strided loop over
-// an iteration shape with three operands (dst, src, ids), the indexed operand carrying stride 0 at
-// `dim` and the id supplying that coordinate, ids stride 0 where they are broadcast. The kernels
-// read ids in their own dtype (u8 / u32 / i64): no converted copy.
-// Scatters check ids before anything is written: a check kernel records the smallest row-major
-// position of an out-of-range id with atomicMin in an 8-byte device buffer; the host reads it back
-// (the one synchronisation of these ops) and, when one was found, reads that id and throws the
-// CPU's IndexError message, so both backends name the same id. Only then are the write kernels
-// queued.
-// index_select and gather write a tensor that their front end has just made and drops when they
-// throw. Where there are many ids (gather) they are checked in the gather kernel itself: an
-// out-of-range id raises a flag and writes a zero instead of reading. The host reads the flag (the
-// one synchronisation), and only when it is raised runs the check kernel above to name the first
-// bad id. A separate check pass read the ids twice: on the benchmark's gather (8-byte ids) that was
-// 40% of the time. Where there are few ids for the data moved (index_select of rows), the host
-// learns the check's result while the gather is still running: the gather kernel's first blocks
-// (IdPost: one per 512 ids, at most 64; they copy nothing) each check a slice of the ids and write
-// the least bad position in it straight to a slot of pinned host memory (PinnedSlots), which the
-// host polls. The host thus waits for the kernel's start, not its end, and returns while the
-// gather runs; the next op's launch overlaps it. The ids stay alive and unchanged until the op
-// returns, after the check. On the H100 machine, the index_select of 2048 rows of 4096 bf16 took
-// 0.0207 ms (device events; torch 0.0127) with the check as one block of 1024 threads on a side
-// stream of the highest priority, whose block found no room beside the gather's 2048 and so ran
-// after them: the host waited for the whole gather, and the device then idled while the host
-// returned and queued the next op. With the check in the gather's first blocks, which also copied
-// their share, 0.0133 ms (the check and its system fence delayed those blocks' copies, the kernel's
-// tail); in blocks that copy nothing, 0.0126 ms (torch 0.0125).
+// The CPU's reduction (Note [Index kernels] in src/cpu/index.cpp): a strided loop over an iteration
+// shape with operands dst, src and ids (read in their own dtype), the indexed operand carrying
+// stride 0 at `dim` and the id supplying that coordinate. Scatters check ids before anything is
+// written: a check kernel records the smallest row-major position of an out-of-range id
+// (atomicMin), the host reads it back and throws the CPU's IndexError for that id; only then are
+// the writes queued. index_select and gather write a fresh tensor their front end drops when they
+// throw. gather checks in its own kernel (a bad id raises a flag and writes a zero; the check
+// kernel then names it), not in a second pass over the ids. index_select of rows posts the check
+// from the gather's first blocks, which copy nothing, to pinned host memory (IdPost, PinnedSlots):
+// the host waits for the kernel's start, not its end, and the next op's launch overlaps the gather.
+// The ids stay alive and unchanged until the op returns, after the check.
+//
 // Gathers move bits, so they instantiate per element size; where rows are contiguous and aligned
 // they move 4, 8 or 16 bytes per thread (widen() below).
 #include <cstring>
 #include <string>
 
-#include "cpu/dispatch.h"
+#include "backend/dispatch.h"
 #include "gpu/gpu_backend.h"
 #include "gpu/kernels/index.cuh"
 #include "gpu/kernels/rows.cuh"
@@ -158,12 +143,10 @@ __global__ void __launch_bounds__(kBlock)
 }
 
 // Note [GPU gather rows]
-// A gather along a unit-stride last dim whose ids pick at random from the whole row (the
-// benchmark's gather: 8192 rows of 32768 f32, ids of the same shape) reads every source element
-// through a 32-byte L2 sector: the flat kernel moved 60% of the copy bandwidth. When the source row
+// A gather along a unit-stride last dim whose ids pick at random from the whole row reads every
+// source element through a 32-byte L2 sector, far below the copy bandwidth. When the source row
 // fits in shared memory, a block per row copies it there with 16-byte loads (read once, coalesced)
-// and then serves the ids from shared memory, the ids and dst streamed in order: 2.40 -> 1.46 ms on
-// the H100, 99% of the copy bandwidth (one block of 1024 threads per multiprocessor at 128 KB).
+// and then serves the ids from shared memory, the ids and dst streamed in order.
 constexpr int kRowThreads = 1024;
 
 // dst[k] = src[k] for k < n by the block's threads (thread t takes k = t, t + nt, ...), each keeping
@@ -242,10 +225,10 @@ __global__ void __launch_bounds__(kRowThreads)
 }
 
 // Note [GPU gather runs]
-// index_select of rows (an embedding lookup: 8192 rows of 4096 bf16 picked from 128256) moves
-// whole contiguous runs with one id each. The flat kernel spent a thread, a division chain and an
-// id load per 16 bytes and moved 60% of the copy bandwidth; here a block copies a run, finding its
-// offsets and id once, each thread keeping four 16-byte loads in flight.
+// index_select of rows (an embedding lookup) moves whole contiguous runs with one id each. The
+// flat kernel spends a thread, a division chain and an id load per 16 bytes, well short of the
+// copy bandwidth; here a block copies a run, finding its offsets and id once, each thread keeping
+// four 16-byte loads in flight.
 constexpr int kRunThreads = 128;
 
 // Out-of-range ids write zeros and raise *bad (or kPosted: as gather_kernel).
@@ -287,12 +270,12 @@ template <class U, class I>
 void gather_launch(const LaunchCtx& ctx, const Plan<3>& p, U* out, const U* src, const I* ids, int64_t sds,
                    uint64_t size, unsigned long long* bad, IdPost* post) {
   const int r = p.rank() - 1;
-  if (p.strides[r][0] == 1 && p.strides[r][1] == 1 && p.strides[r][2] == 0 && p.shape[r] >= kRunThreads / 2) {
+  if (p.strides[0][r] == 1 && p.strides[1][r] == 1 && p.strides[2][r] == 0 && p.shape[r] >= kRunThreads / 2) {
     // Contiguous runs with one id each (Note [GPU gather runs]).
     const Shape shape(p.shape.begin(), p.shape.end());
     std::array<Strides, 3> st;
     for (int k = 0; k < 3; ++k)
-      for (int d = 0; d <= r; ++d) st[k].push_back(p.strides[d][k]);
+      for (int d = 0; d <= r; ++d) st[k].push_back(p.strides[k][d]);
     for_each_row_slice<3>(
         shape, {&st[0], &st[1], &st[2]}, [&](const RowMeta<3>& m, int64_t runs, const std::array<int64_t, 3>& base) {
           const PostedCheck<I> check = take_check<I>(post, size);
@@ -305,7 +288,7 @@ void gather_launch(const LaunchCtx& ctx, const Plan<3>& p, U* out, const U* src,
     return;
   }
   for_each_launch<3>(p, true, [&]<class Index>(int first, const std::array<int64_t, 3>& off, int64_t) {
-    const int64_t n = numel_from(p, first);
+    const int64_t n = p.numel_from(first);
     const PostedCheck<I> check = take_check<I>(post, size);
     const unsigned grid = std::min(flat_grid(n), static_cast<unsigned>(INT32_MAX) - check.blocks) + check.blocks;
     by_flag(post != nullptr, [&]<bool kPosted>() {
@@ -332,7 +315,7 @@ bool gather_rows(const LaunchCtx& ctx, const TensorArg& dst, const TensorArg& sr
   if (bytes + 8 > ctx.shared_per_block || len > 4 * cols || rows < ctx.multiprocessors) return false;
   const int64_t os = dst.layout.strides().back(), is = ids_strides.back();
   bool done = false;
-  cpu::dispatch_in<kIdTypes>(
+  wick::dispatch_in<kIdTypes>(
       ids.dtype,
       [&]<class I>() {
         by_size(elem, [&]<class U>() {
@@ -363,13 +346,13 @@ void set_flag(const LaunchCtx& ctx, unsigned long long* flag, unsigned long long
 
 void check_ids(const LaunchCtx& ctx, const TensorArg& ids, int64_t size, unsigned long long* first_bad) {
   if (ids.numel() == 0) return;
-  const Plan<1> p = make_plan<1>(ids.shape(), {&ids.layout.strides()});
-  cpu::dispatch_in<kIdTypes>(
+  const Plan<1> p = collapse<1>(ids.shape(), {&ids.layout.strides()});
+  wick::dispatch_in<kIdTypes>(
       ids.dtype,
       [&]<class I>() {
         const I* base = ids.ptr<I>();
         for_each_launch<1>(p, true, [&]<class Index>(int first, const std::array<int64_t, 1>& off, int64_t pos) {
-          const int64_t n = numel_from(p, first);
+          const int64_t n = p.numel_from(first);
           gpu::launch<check_ids_kernel<I, Index>>(ctx, grid_for(ctx, n), kBlock, 0, make_meta<Index, 1>(p, first),
                                                   static_cast<Index>(n), pos, base + off[0],
                                                   static_cast<uint64_t>(size), first_bad);
@@ -384,7 +367,7 @@ void gather(const LaunchCtx& ctx, const TensorArg& dst, const TensorArg& src, co
   if (dst.numel() == 0) return;
   const size_t elem = dtype_size(dst.dtype);
   if (gather_rows(ctx, dst, src, src_strides, src_dim_stride, size, ids, ids_strides, dim, bad, post)) return;
-  Plan<3> p = make_plan<3>(dst.shape(), {&dst.layout.strides(), &src_strides, &ids_strides});
+  Plan<3> p = collapse<3>(dst.shape(), {&dst.layout.strides(), &src_strides, &ids_strides});
   size_t width = elem;
   for (size_t w = 16; w > elem; w /= 2) {
     if (widen(p, &src_dim_stride, elem, w,
@@ -394,7 +377,7 @@ void gather(const LaunchCtx& ctx, const TensorArg& dst, const TensorArg& src, co
       break;
     }
   }
-  cpu::dispatch_in<kIdTypes>(
+  wick::dispatch_in<kIdTypes>(
       ids.dtype,
       [&]<class I>() {
         by_size<16>(static_cast<int64_t>(width), [&]<class U>() {
@@ -412,27 +395,13 @@ void gather(const LaunchCtx& ctx, const TensorArg& dst, const TensorArg& src, co
 
 namespace {
 
-Strides with_zero_at(Strides s, size_t dim) {
-  s[dim] = 0;
-  return s;
-}
-
-// Strides of 1-D ids laid along `dim` of a rank-`rank` iteration (0 elsewhere).
-Strides ids_along(size_t rank, size_t dim, int64_t stride) {
-  Strides s(rank, 0);
-  s[dim] = stride;
-  return s;
-}
+using indexing::ids_along;
+using indexing::with_zero_at;
 
 // The id at row-major position `pos` of ids, read from the device.
 int64_t id_at(GpuBackend& b, const TensorArg& ids, int64_t pos) {
-  int64_t off = ids.layout.offset();
-  for (size_t d = ids.layout.rank(); d-- > 0;) {
-    const int64_t n = ids.layout.dim(d);
-    off += (pos % n) * ids.layout.stride(d);
-    pos /= n;
-  }
-  return cpu::dispatch_in<kern::kIdTypes>(ids.dtype, [&]<class I>() {
+  const int64_t off = ids.layout.offset() + indexing::offset_of_position(ids.layout, pos);
+  return wick::dispatch_in<kern::kIdTypes>(ids.dtype, [&]<class I>() {
     I v{};
     b.copy_to_host(&v, static_cast<const I*>(ids.data) + off, sizeof(I));
     return static_cast<int64_t>(v);
@@ -456,9 +425,7 @@ void throw_if_bad(GpuBackend& b, const kern::LaunchCtx& ctx, const TensorArg& id
                   int64_t size, int dim) {
   if (first >= static_cast<unsigned long long>(ids.numel())) return;
   const int64_t value = id_at(b, ids, static_cast<int64_t>(first));
-  throw IndexError(std::string("[") + ctx.op + "] index " + std::to_string(value) + " out of range for dim " +
-                   std::to_string(dim) + " of size " + std::to_string(size) + " (" + kBackendName + ":" +
-                   std::to_string(b.ordinal()) + ")");
+  throw indexing::out_of_range(ctx.op, value, dim, size, std::string(kBackendName) + ":" + std::to_string(b.ordinal()));
 }
 
 // Checks every id against [0, size) (Note [GPU index kernels]); throws the CPU's IndexError naming
@@ -509,28 +476,28 @@ void checked_gather(GpuBackend& b, const kern::LaunchCtx& ctx, const TensorArg& 
 
 }  // namespace
 
-void GpuBackend::index_select(const TensorArg& src, const TensorArg& ids, int dim, const TensorArg& dst) {
-  checked_gather(*this, enter("index_select"), src, ids, dim, dst,
+void kern::index_select(const kern::LaunchCtx& base, const TensorArg& src, const TensorArg& ids, int dim, const TensorArg& dst) {
+  checked_gather(*base.backend, base.with_op("index_select"), src, ids, dim, dst,
                  ids_along(dst.layout.rank(), static_cast<size_t>(dim), ids.layout.stride(0)));
 }
 
-void GpuBackend::gather(const TensorArg& src, const TensorArg& ids, int dim, const TensorArg& dst) {
-  checked_gather(*this, enter("gather"), src, ids, dim, dst, ids.layout.strides());
+void kern::gather(const kern::LaunchCtx& base, const TensorArg& src, const TensorArg& ids, int dim, const TensorArg& dst) {
+  checked_gather(*base.backend, base.with_op("gather"), src, ids, dim, dst, ids.layout.strides());
 }
 
-void GpuBackend::scatter(const TensorArg& dst, const TensorArg& ids, const TensorArg& src, int dim, bool add) {
-  const kern::LaunchCtx ctx = enter(add ? "scatter_add" : "scatter");
+void kern::scatter(const kern::LaunchCtx& base, const TensorArg& dst, const TensorArg& ids, const TensorArg& src, int dim, bool add) {
+  const kern::LaunchCtx ctx = base.with_op(add ? "scatter_add" : "scatter");
   const size_t d = static_cast<size_t>(dim);
-  validate_ids(*this, ctx, ids, dst.layout.dim(d), dim);
+  validate_ids(*base.backend, ctx, ids, dst.layout.dim(d), dim);
   kern::scatter(ctx, dst, with_zero_at(dst.layout.strides(), d), dst.layout.stride(d), src, src.layout.strides(), ids,
                 ids.layout.strides(), ids.shape(), add);
 }
 
 // index_add is a scatter_add over src's shape whose ids are 1-D along dim.
-void GpuBackend::index_add(const TensorArg& dst, const TensorArg& ids, const TensorArg& src, int dim) {
-  const kern::LaunchCtx ctx = enter("index_add");
+void kern::index_add(const kern::LaunchCtx& base, const TensorArg& dst, const TensorArg& ids, const TensorArg& src, int dim) {
+  const kern::LaunchCtx ctx = base.with_op("index_add");
   const size_t d = static_cast<size_t>(dim);
-  validate_ids(*this, ctx, ids, dst.layout.dim(d), dim);
+  validate_ids(*base.backend, ctx, ids, dst.layout.dim(d), dim);
   kern::scatter(ctx, dst, with_zero_at(dst.layout.strides(), d), dst.layout.stride(d), src, src.layout.strides(), ids,
                 ids_along(src.layout.rank(), d, ids.layout.stride(0)), src.shape(), true);
 }

@@ -8,17 +8,10 @@
 #include <type_traits>
 
 #include "backend/index_functors.h"
+#include "backend/index_geom.h"
 #include "gpu/kernels/map.cuh"
 
 namespace wick::WICK_GPU_NS::kern {
-
-// Elements a Meta built from dims [first, rank) of p covers.
-template <int N>
-int64_t numel_from(const Plan<N>& p, int first) {
-  int64_t n = 1;
-  for (int d = first; d < p.rank(); ++d) n *= p.shape[d];
-  return n;
-}
 
 // Calls launch.template operator()<Index>(first, offsets, base) once per launch a plan needs: one
 // launch over all dims (Index uint32_t when the plan fits, else int64_t) or, past kMaxDims dims,
@@ -39,7 +32,7 @@ void for_each_launch(const Plan<N>& p, bool extra_fits, L&& launch) {
   const int outer = p.rank() - kMaxDims;
   int64_t slices = 1;
   for (int d = 0; d < outer; ++d) slices *= p.shape[d];
-  const int64_t inner = numel_from(p, outer);
+  const int64_t inner = p.numel_from(outer);
   for (int64_t s = 0; s < slices; ++s) launch.template operator()<int64_t>(outer, p.slice_offsets(outer, s), s * inner);
 }
 
@@ -92,7 +85,7 @@ __device__ __forceinline__ void atomic_add(T* p, T v) {
 }
 
 // The entry points of index.cu and index_scatter.cu (Note [GPU index kernels] in index.cu).
-inline constexpr uint32_t kIdTypes = dtype_bit(DType::U8) | dtype_bit(DType::U32) | dtype_bit(DType::I64);
+using indexing::kIdTypes;
 
 // Queues the check of every id of `ids` against [0, size): the smallest row-major position of an
 // offending id ends up in *first_bad, which must hold a value >= ids.numel() beforehand.

@@ -5,7 +5,7 @@
 // the CPU. The adds are atomic (atomic_add in index.cuh), so repeated targets all count; for the
 // floats the order of the adds, and so the rounding of the sum, may differ from the CPU's
 // sequential order (the integers wrap and agree exactly).
-#include "cpu/dispatch.h"
+#include "backend/dispatch.h"
 #include "gpu/kernels/index.cuh"
 
 namespace wick::WICK_GPU_NS::kern {
@@ -31,7 +31,7 @@ __global__ void __launch_bounds__(kBlock)
 template <bool Add, class T, class I>
 void scatter_launch(const LaunchCtx& ctx, const Plan<3>& p, T* dst, const T* src, const I* ids, int64_t dds) {
   for_each_launch<3>(p, true, [&]<class Index>(int first, const std::array<int64_t, 3>& off, int64_t) {
-    const int64_t n = numel_from(p, first);
+    const int64_t n = p.numel_from(first);
     gpu::launch<scatter_kernel<Add, T, I, Index>>(ctx, grid_for(ctx, n), kBlock, 0, make_meta<Index, 3>(p, first),
                                                   static_cast<Index>(n), dst + off[0], src + off[1], ids + off[2], dds);
   });
@@ -43,12 +43,12 @@ void scatter(const LaunchCtx& ctx, const TensorArg& dst, const Strides& dst_stri
              const TensorArg& src, const Strides& src_strides, const TensorArg& ids, const Strides& ids_strides,
              const Shape& shape, bool add) {
   if (shape.numel() == 0) return;
-  const Plan<3> p = make_plan<3>(shape, {&dst_strides, &src_strides, &ids_strides});
-  cpu::dispatch_in<kIdTypes>(
+  const Plan<3> p = collapse<3>(shape, {&dst_strides, &src_strides, &ids_strides});
+  wick::dispatch_in<kIdTypes>(
       ids.dtype,
       [&]<class I>() {
         if (add) {
-          cpu::dispatch(
+          wick::dispatch(
               dst.dtype,
               [&]<class T>() {
                 scatter_launch<true, T, I>(ctx, p, dst.ptr<T>(), src.ptr<T>(), ids.ptr<I>(), dst_dim_stride);

@@ -1,11 +1,17 @@
-// The kernel entry points the backend class calls (host functions, defined in kernels/*.cu).
-// Each queues work on ctx.stream and returns without waiting; a failed launch throws.
+// The GPU launchers: one host function per backend op (WICK_BACKEND_OPS), defined in
+// kernels/<family>.cu next to its kernels, plus the pieces that families split over several files
+// to compile in parallel. GpuBackend's op methods are generated (gpu_ops.cpp) and only forward here.
+// Each launcher queues work on ctx.stream and returns without waiting; a failed launch throws.
 #pragma once
 
 #include "backend/backend.h"
 #include "gpu/config.h"
 
-namespace wick::WICK_GPU_NS::kern {
+namespace wick::WICK_GPU_NS {
+
+class GpuBackend;
+
+namespace kern {
 
 // Where and for whom a launch runs.
 struct LaunchCtx {
@@ -15,6 +21,14 @@ struct LaunchCtx {
   const char* op = "launch";             // for error messages
   int64_t shared_per_block = 48 * 1024;  // DeviceProperties::shared_per_block_optin
   int warp_size = 32;                    // DeviceProperties::warp_size
+  GpuBackend* backend = nullptr;         // the handle the op runs on: scratch memory, pinned slots
+
+  // The same launch, named after the op variant it runs (log_softmax, argsort, ...).
+  LaunchCtx with_op(const char* name) const {
+    LaunchCtx c = *this;
+    c.op = name;
+    return c;
+  }
 };
 
 // f.template operator()<flag>(): a run-time flag as the template argument of a kernel's variant.
@@ -24,60 +38,36 @@ void by_flag(bool flag, F&& f) {
   return f.template operator()<false>();
 }
 
-// creation.cu
-void const_set(const LaunchCtx& ctx, const TensorArg& dst, Scalar value);
-void arange(const LaunchCtx& ctx, const TensorArg& dst, double start, double step);
-void rand_uniform(const LaunchCtx& ctx, const TensorArg& dst, double lo, double up, RandomStream rs);
-void rand_normal(const LaunchCtx& ctx, const TensorArg& dst, double mean, double std, RandomStream rs);
+// The handle a launch runs on, as a Backend (scratch memory for split kernels).
+Backend& backend_of(const LaunchCtx& ctx);
 
-// cast.cu (equal dtypes: a strided copy), cast_int.cu / cast_float.cu (by source dtype)
-void cast(const LaunchCtx& ctx, const TensorArg& src, const TensorArg& dst);
-void copy_batch(const LaunchCtx& ctx, std::span<const TensorArg> srcs, std::span<const TensorArg> dsts);
+// The launcher of every backend op.
+#define WICK_X(name, params, args) void name(const LaunchCtx& ctx, WICK_EXPAND params);
+WICK_BACKEND_OPS(WICK_X)
+#undef WICK_X
+
+// cast.cu picks by source dtype: cast_int.cu / cast_float.cu.
 void cast_from_int(const LaunchCtx& ctx, const TensorArg& src, const TensorArg& dst);
 void cast_from_float(const LaunchCtx& ctx, const TensorArg& src, const TensorArg& dst);
 
-// Elementwise ops (GpuBackend::unary / binary / where_cond), split over files that compile in
-// parallel. Each runs op when it is one of its file's ops and returns whether it was; p0 / p1 are
-// Backend::unary's parameters.
-// unary_float.cu: exp, log, sin, cos, tanh, sqrt, erf, recip
-bool unary_float(const LaunchCtx& ctx, Op op, const TensorArg& src, const TensorArg& dst);
-// unary_activation.cu: gelu, gelu_erf, silu, sigmoid, powf (p0), elu (p0)
-bool unary_activation(const LaunchCtx& ctx, Op op, double p0, const TensorArg& src, const TensorArg& dst);
-// unary_exact.cu: neg, sqr, abs, ceil, floor, round, sign, relu
-bool unary_exact(const LaunchCtx& ctx, Op op, const TensorArg& src, const TensorArg& dst);
-// unary_affine.cu: affine (p0 = mul, p1 = add), clamp (p0 = lo, p1 = hi; Note [Integer clamp bounds])
-bool unary_affine(const LaunchCtx& ctx, Op op, double p0, double p1, const TensorArg& src, const TensorArg& dst);
-// binary_arith.cu: add, sub, mul, div
-bool binary_arith(const LaunchCtx& ctx, Op op, const TensorArg& a, const TensorArg& b, const TensorArg& dst);
-// binary_minmax.cu: maximum, minimum, pow
-bool binary_minmax(const LaunchCtx& ctx, Op op, const TensorArg& a, const TensorArg& b, const TensorArg& dst);
-// compare.cu: eq, ne, lt, le, gt, ge (dst u8)
-bool compare(const LaunchCtx& ctx, Op op, const TensorArg& a, const TensorArg& b, const TensorArg& dst);
-// where.cu: dst = cond != 0 ? t : f (cond u8, u32 or i64)
-void where_cond(const LaunchCtx& ctx, const TensorArg& cond, const TensorArg& t, const TensorArg& f,
-                const TensorArg& dst);
+// The unary rows of the op table are spread over kUnaryParts files (unary_<part>.cu) that compile
+// in parallel: row r goes to part r % kUnaryParts. Each runs op when it is one of its part's rows
+// and returns whether it was.
+inline constexpr int kUnaryParts = 4;
+template <int Part>
+bool unary_part(const LaunchCtx& ctx, Op op, const UnaryParams& p, const TensorArg& src, const TensorArg& dst);
 
-// scan.cu and sort.cu, over the last dim; `be` provides scratch memory (stream-ordered).
-void cumsum(const LaunchCtx& ctx, Backend& be, const TensorArg& src, const TensorArg& dst);
-// values undefined: argsort.
-void sort(const LaunchCtx& ctx, Backend& be, const TensorArg& src, const TensorArg& values, const TensorArg& indices,
-          bool descending);
+// The same for the binary rows (binary.cuh, binary_<part>.cu); compare.cu runs the compare rows.
+inline constexpr int kBinaryParts = 2;
+template <int Part>
+bool binary_part(const LaunchCtx& ctx, Op op, const TensorArg& a, const TensorArg& b, const TensorArg& dst);
+bool compare_op(const LaunchCtx& ctx, Op op, const TensorArg& a, const TensorArg& b, const TensorArg& dst);
 
-// reduce_sum.cu, reduce_minmax.cu, reduce_arg.cu: Backend::reduce for one op family; `be` provides
-// scratch memory for split reductions (Note [GPU reductions] in reduce.cuh).
-void reduce_sum(const LaunchCtx& ctx, Backend& be, const TensorArg& src, int n_reduced, const TensorArg& dst,
-                bool mean);
-void reduce_minmax(const LaunchCtx& ctx, Backend& be, const TensorArg& src, int n_reduced, const TensorArg& dst,
-                   bool is_max);
-void reduce_arg(const LaunchCtx& ctx, Backend& be, const TensorArg& src, int n_reduced, const TensorArg& dst,
-                bool is_max);
+// reduce_sum.cu, reduce_minmax.cu, reduce_arg.cu: Backend::reduce for one op family (Note [GPU
+// reductions] in reduce.cuh); split reductions take scratch memory from ctx.backend.
+void reduce_sum(const LaunchCtx& ctx, const TensorArg& src, int n_reduced, const TensorArg& dst, bool mean);
+void reduce_minmax(const LaunchCtx& ctx, const TensorArg& src, int n_reduced, const TensorArg& dst, bool is_max);
+void reduce_arg(const LaunchCtx& ctx, const TensorArg& src, int n_reduced, const TensorArg& dst, bool is_max);
 
-// softmax.cu, norm.cu: over the last dim (Note [GPU row normalisation] in norm.cuh; softmax splits
-// few long rows over blocks, Note [GPU split softmax], with scratch from be). weight / bias
-// are [D] (any stride) or undefined.
-void softmax(const LaunchCtx& ctx, Backend& be, const TensorArg& src, const TensorArg& dst, bool log);
-void rms_norm(const LaunchCtx& ctx, const TensorArg& x, const TensorArg& weight, const TensorArg& dst, double eps);
-void layer_norm(const LaunchCtx& ctx, const TensorArg& x, const TensorArg& weight, const TensorArg& bias,
-                const TensorArg& dst, double eps);
-
-}  // namespace wick::WICK_GPU_NS::kern
+}  // namespace kern
+}  // namespace wick::WICK_GPU_NS

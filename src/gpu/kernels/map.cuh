@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "backend/backend.h"
+#include "backend/dispatch.h"
 #include "gpu/kernels/launch.h"
 #include "gpu/kernels/strided.cuh"
 #include "gpu/runtime/runtime.h"
@@ -45,10 +46,9 @@ inline unsigned grid_for(const LaunchCtx& ctx, int64_t work) { return capped_gri
 
 // Note [GPU flat grid]
 // The contiguous elementwise kernel gets one block per kBlock vectors, uncapped (up to the grid
-// limit; its grid-stride loop covers the rest): on the H100 the capped grid (32 blocks per
-// multiprocessor, each looping) moved 2835 GB/s on a 1 GiB copy and the uncapped one 2955, as
-// torch's copy does; add, exp, casts and where gained the same 4-5%. The strided kernels keep the
-// cap: on the broadcast-mul row the uncapped grid was 15% slower.
+// limit; its grid-stride loop covers the rest): a capped grid of looping blocks streams a large
+// copy more slowly. The strided kernels keep the cap, under which they are faster (broadcasts
+// among them).
 inline unsigned flat_grid(int64_t work) {
   return static_cast<unsigned>(std::clamp<int64_t>((work + kBlock - 1) / kBlock, 1, INT32_MAX));
 }
@@ -60,7 +60,7 @@ Meta<Index, N> make_meta(const Plan<N>& p, int first) {
   for (int d = 0; d < m.rank; ++d) {
     const int src = p.rank() - 1 - d;  // innermost first
     m.shape[d] = static_cast<Index>(p.shape[src]);
-    for (int k = 0; k < N; ++k) m.stride[d][k] = static_cast<Index>(p.strides[src][k]);
+    for (int k = 0; k < N; ++k) m.stride[d][k] = static_cast<Index>(p.strides[k][src]);
   }
   return m;
 }
@@ -86,17 +86,14 @@ void launch_strided_plan(const LaunchCtx& ctx, const F& f, const Plan<1 + sizeof
     launch_strided<int64_t>(ctx, f, p, 0, 0, out, in...);
 }
 
-// f.template operator()<U>() for U the unsigned type of `bytes` bytes (1, 2, 4, 8; Bytes16 for 16
-// where kWidest is 16): the unit of the copies that move bits, instantiated per size.
+// dispatch_bits (backend/dispatch.h), with Bytes16 for 16 bytes where kWidest is 16: the unit of
+// the copies that move bits, instantiated per size.
 template <size_t kWidest = 8, class F>
 void by_size(int64_t bytes, F&& f) {
   static_assert(kWidest == 8 || kWidest == 16);
-  if (bytes == 1) return f.template operator()<uint8_t>();
-  if (bytes == 2) return f.template operator()<uint16_t>();
-  if (bytes == 4) return f.template operator()<uint32_t>();
   if constexpr (kWidest == 16)
     if (bytes == 16) return f.template operator()<Bytes16>();
-  return f.template operator()<uint64_t>();
+  dispatch_bits(bytes, f);
 }
 
 template <class T>
@@ -112,7 +109,7 @@ void map_impl(const LaunchCtx& ctx, const F& f, const TensorArg& dst, std::index
               const ArgOf<In>&... src) {
   constexpr int N = 1 + sizeof...(In);
   if (dst.numel() == 0) return;
-  const Plan<N> p = make_plan<N>(dst.shape(), {&dst.layout.strides(), &src.layout.strides()...});
+  const Plan<N> p = collapse<N>(dst.shape(), {&dst.layout.strides(), &src.layout.strides()...});
   Out* const out = dst.template ptr<Out>();
   const std::tuple<const In*...> in{src.template ptr<In>()...};
 
@@ -135,18 +132,18 @@ void map_impl(const LaunchCtx& ctx, const F& f, const TensorArg& dst, std::index
     // Note [GPU row path]
     // Two dims with unit-stride rows in every operand, e.g. x[m, n] * bias[n]: vector loads along
     // the rows and one split of the vector index per 16 bytes, instead of the strided kernel's
-    // split per element (0.96 -> 0.72 ms on the [4096, 65536] * [65536] row; torch 0.88). Operands
-    // broadcast along the rows must be scalars here; other layouts take the strided kernel.
+    // split per element. Operands broadcast along the rows must be scalars here; other layouts
+    // take the strided kernel.
     constexpr int V = vec_width<Out, In...>();
     const int64_t rows = p.shape[0], inner = p.shape[1];
     auto fits = [&](const void* ptr, size_t elem, int64_t outer) {
       return aligned_to(static_cast<const char*>(ptr), elem * V) && outer % V == 0;
     };
-    bool ok = V > 1 && inner % V == 0 && p.strides[1][0] == 1 && fits(out, sizeof(Out), p.strides[0][0]);
+    bool ok = V > 1 && inner % V == 0 && p.strides[0][1] == 1 && fits(out, sizeof(Out), p.strides[0][0]);
     unsigned bcast = 0;
     (
         [&] {
-          const int64_t si = p.strides[1][K + 1], so = p.strides[0][K + 1];
+          const int64_t si = p.strides[K + 1][1], so = p.strides[K + 1][0];
           if (si == 0 && so == 0) {
             bcast |= 1u << K;
           } else if (si != 1 || !fits(std::get<K>(in), sizeof(In), so)) {
@@ -157,7 +154,7 @@ void map_impl(const LaunchCtx& ctx, const F& f, const TensorArg& dst, std::index
     if (ok) {
       RowStrides<N> rs{};
       rs.s[0] = p.strides[0][0];
-      ((rs.s[K + 1] = p.strides[0][K + 1]), ...);
+      ((rs.s[K + 1] = p.strides[K + 1][0]), ...);
       const int64_t nvec = rows * (inner / V);
       if (p.numel <= INT32_MAX)
         gpu::launch<map_rows_kernel<uint32_t, V, F, Out, In...>>(

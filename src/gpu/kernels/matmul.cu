@@ -15,37 +15,22 @@
 // Note [GPU matrix-vector products]
 // A product with one output column (n == 1: dst[i] = sum_k A[i, k] b[k]) or one output row
 // (m == 1: dst[j] = sum_k a[k] B[k, j], the decode product x @ W^T) reads each matrix element once
-// for one FMA, so it is bound by memory bandwidth; cuBLAS's GEMM moved 71-76% of the copy
-// bandwidth on the H100 for W[14336, 4096] bf16 times a vector (0.052-0.055 ms), gemv_kernel 81%
-// (0.049 ms, 1.52x torch). gemv_kernel computes both orientations as
-// dst[i] = sum_k M[i, k] x[k] over a matrix M whose rows are unit-stride along k (M = A for n == 1,
-// M = B^T, i.e. the rows of W, for m == 1) and a vector x of any stride. GpuBackend::matmul tries it
-// first (a few host checks, no device memory) and uses it when
-//   - dst, a and b are all bf16, all f16 or all f32 (f64 and f8e4m3 stay on BLAS);
-//   - M is unit-stride along k (any stride when k == 1);
-//   - no batch dim of size > 1 has M at stride 0: M shared by several products is a GEMM;
-//   - each lane's walk along k is short (at most kGemvMaxRounds rounds of loads) or there are
-//     rows enough to keep kGemvMinInFlight bytes of loads in flight; else (a long dot product, a
-//     few long rows) a few lane groups would crawl along k, and BLAS runs it.
-// Launch: a group of G lanes (a power of two, at most a warp; fewer when k is short, so that lanes
-// do not idle) computes kGemvRows outputs. Lane l reads units l, l + G, l + 2G, ... of x and of
-// each of its rows, kGemvUnroll units of every row per round, and issues all loads of a round
-// before its FMAs (bf16, k = 4096: 12 16-byte loads in flight per lane, 8 of them from HBM; x stays
-// in L1 / L2). A unit is 16 bytes when every row start is 16-byte aligned and k is a multiple of
-// the vector width, else one element (any k, any alignment); x is read in 16-byte units too when
-// it is unit-stride and aligned, else element by element. Rounds are counted for the whole warp;
-// the last one may run past k, where lanes load the last unit again and skip the FMAs. The
-// products accumulate in f32 with fmaf (as BLAS and the CPU do); the group sums its lanes with butterfly
-// shuffles (gpu::shfl_xor, offsets below G, any warp width) and lane r % G rounds and writes output
-// r. A group past the last row reads the last row again (every lane must reach the shuffles) and
-// writes nothing. Blocks of kGemvBlock threads (fewer, in whole warps, for a product of few rows)
-// walk the row groups with a grid stride (blockIdx.x) and the products of a batch with another
-// (blockIdx.y); batch dims that do not merge into one stride are looped on the host, as for BLAS.
+// for one FMA, so it is bound by memory bandwidth, which a GEMM does not reach. gemv_kernel
+// computes both as dst[i] = sum_k M[i, k] x[k] over a matrix M whose rows are unit-stride along k
+// (M = A, or M = B^T: W's rows) and a vector x of any stride. GpuBackend::matmul takes it (host
+// checks only) where dst, a and b are all bf16, f16 or f32; M is unit-stride along k (any stride
+// when k == 1); no batch dim of size > 1 has M at stride 0 (a shared M is a GEMM); and each lane's
+// walk along k is short (kGemvMaxRounds) or enough rows keep kGemvMinInFlight bytes of loads in
+// flight (a few long dot products go to BLAS). A group of G lanes (a power of two, at most a warp)
+// computes kGemvRows outputs, issuing all loads of a round before its FMAs, accumulating in f32
+// (fmaf, as BLAS and the CPU do) and summing its lanes by butterfly shuffles (gpu::shfl_xor); a
+// group past the last row reads the last row again, since every lane must reach the shuffles.
 #include <algorithm>
 #include <array>
 #include <type_traits>
 #include <vector>
 
+#include "backend/strided_plan.h"
 #include "gpu/gpu_backend.h"
 #include "gpu/kernels/group.cuh"
 #include "gpu/kernels/map.cuh"
@@ -86,29 +71,16 @@ struct BatchDim {
   std::array<int64_t, 3> stride;  // A, B, C
 };
 
-// The batch dims (all but the last two) of a, b, c with size-1 dims dropped and neighbours merged
-// where all three operands step uniformly across them; outermost first, at least one dim.
+// The batch dims (all but the last two) of a, b, c collapsed (Note [Strided plans]); outermost
+// first, at least one dim, a single batch as one dim of stride 0.
 std::vector<BatchDim> collapse_batch(const TensorArg& a, const TensorArg& b, const TensorArg& c) {
-  std::vector<BatchDim> dims;
   const size_t nb = c.layout.rank() - 2;
-  for (size_t d = 0; d < nb; ++d) {
-    const int64_t size = c.layout.dim(d);
-    if (size == 1) continue;
-    const std::array<int64_t, 3> s{a.layout.stride(d), b.layout.stride(d), c.layout.stride(d)};
-    if (!dims.empty()) {
-      BatchDim& prev = dims.back();
-      bool merge = true;
-      for (int k = 0; k < 3; ++k)
-        if (prev.stride[k] != s[k] * size) merge = false;
-      if (merge) {
-        prev.size *= size;
-        prev.stride = s;
-        continue;
-      }
-    }
-    dims.push_back({size, s});
-  }
-  if (dims.empty()) dims.push_back({1, {0, 0, 0}});
+  const auto batch = [nb](const Dims& v) { return Dims(v.begin(), v.begin() + nb); };
+  const Strides sa = batch(a.layout.strides()), sb = batch(b.layout.strides()), sc = batch(c.layout.strides());
+  const StridedPlan<3> p = collapse<3>(batch(c.shape()), {&sa, &sb, &sc});
+  if (p.numel == 1) return {BatchDim{1, {0, 0, 0}}};
+  std::vector<BatchDim> dims;
+  for (int d = 0; d < p.rank(); ++d) dims.push_back({p.shape[d], {p.strides[0][d], p.strides[1][d], p.strides[2][d]}});
   return dims;
 }
 
@@ -375,21 +347,21 @@ bool try_gemv(const kern::LaunchCtx& ctx, int warp_size, const TensorArg& a, con
 
 }  // namespace
 
-void GpuBackend::matmul(const TensorArg& a, const TensorArg& b, const TensorArg& dst) {
+void kern::matmul(const kern::LaunchCtx& base, const TensorArg& a, const TensorArg& b, const TensorArg& dst) {
   if (dst.numel() == 0) return;
-  const kern::LaunchCtx ctx = enter("matmul");
+  const kern::LaunchCtx ctx = base.with_op("matmul");
   const size_t r = dst.layout.rank();
   const int64_t m = dst.layout.dim(r - 2), n = dst.layout.dim(r - 1), k = a.layout.dim(r - 1);
   if (k == 0) {  // an empty sum
     kern::const_set(ctx, dst, Scalar(0.0));
     return;
   }
-  if (try_gemv(ctx, props_.warp_size, a, b, dst, m, n, k)) return;
+  if (try_gemv(ctx, ctx.warp_size, a, b, dst, m, n, k)) return;
   const DType in_t = kern::gemm_input_dtype(dst.dtype);
   kern::Scratch ha, hb, hc;
   auto prepare = [&](const TensorArg& x, kern::Scratch& hold) {
     if (x.dtype == in_t && matrix_view(x).ok) return x;
-    return compact_copy(*this, ctx, x, in_t, hold);
+    return compact_copy(*base.backend, ctx, x, in_t, hold);
   };
   const TensorArg A = prepare(a, ha);
   const TensorArg B = prepare(b, hb);
@@ -397,7 +369,7 @@ void GpuBackend::matmul(const TensorArg& a, const TensorArg& b, const TensorArg&
   const DType out_t = dst.dtype == DType::F8E4M3 ? DType::F32 : dst.dtype;
   TensorArg C = dst;
   if (out_t != dst.dtype || !matrix_view(dst).ok) {
-    hc = kern::Scratch(*this, dst.numel() * static_cast<int64_t>(dtype_size(out_t)));
+    hc = kern::Scratch(*base.backend, dst.numel() * static_cast<int64_t>(dtype_size(out_t)));
     C = TensorArg(hc.get(), out_t, Layout(dst.shape()));
   }
   run_gemms(ctx, A, B, C, m, n, k);

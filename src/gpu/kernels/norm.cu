@@ -1,5 +1,5 @@
 // rms_norm and layer_norm on the GPU (Note [GPU row normalisation] in norm.cuh).
-#include "cpu/dispatch.h"
+#include "backend/dispatch.h"
 #include "gpu/kernels/norm.cuh"
 
 namespace wick::WICK_GPU_NS::kern {
@@ -24,16 +24,19 @@ NormParams<T> norm_params(const TensorArg& weight, const TensorArg& bias, double
 
 }  // namespace
 
-void rms_norm(const LaunchCtx& ctx, const TensorArg& x, const TensorArg& weight, const TensorArg& dst, double eps) {
-  cpu::dispatch_in<kFloatTypes>(
+void rms_norm(const LaunchCtx& ctx, const TensorArg& x, const TensorArg& weight, const TensorArg& dst,
+              const wick::NormParams& p) {
+  const double eps = p.eps;
+  wick::dispatch_in<kFloatTypes>(
       x.dtype,
       [&]<class T>() { run_lastdim<RowOp::RmsNorm, T>(ctx, x, dst, norm_params<T>(weight, TensorArg(), eps)); },
       ctx.op);
 }
 
 void layer_norm(const LaunchCtx& ctx, const TensorArg& x, const TensorArg& weight, const TensorArg& bias,
-                const TensorArg& dst, double eps) {
-  cpu::dispatch_in<kFloatTypes>(
+                const TensorArg& dst, const wick::NormParams& p) {
+  const double eps = p.eps;
+  wick::dispatch_in<kFloatTypes>(
       x.dtype, [&]<class T>() { run_lastdim<RowOp::LayerNorm, T>(ctx, x, dst, norm_params<T>(weight, bias, eps)); },
       ctx.op);
 }

@@ -4,57 +4,27 @@
 // Note [GPU row normalisation]
 // One thread group per row (Note [GPU thread groups]), any src / dst strides: the kept dims are
 // collapsed over (src, dst) and each row is walked with its own element stride.
-//   held     the row is read once onto the chip, reduced there and written from there: thread
-//            `lane` of a group of G holds kHeldVecs vectors in registers (32 f32 elements as
-//            16-byte vectors when the row has unit stride and every row start is 16-byte
-//            aligned: Vector; else 16 elements one at a time: Scalar, any stride). Rows of up to 512 *
-//            32 f32 (16384) take G <= 512 threads and registers only (8192 f32: 256
-//            threads, four rows in flight per multiprocessor). Longer rows also keep batches of
-//            as many elements per thread in dynamic shared memory (HeldRow): 512 threads and one
-//            batch (32768 f32: 64 KB, two rows per multiprocessor, so one row's exp / reduction
-//            runs while the other's loads are in flight), else 1024 threads and as many batches
-//            as the device's opt-in shared memory allows (gpu::allow_dynamic_shared).
-//            Reductions: max then sum of exp for softmax; sum of squares for rms_norm; sum, then
-//            sum of squared deviations from the mean for layer_norm (both from chip, so the
-//            exact two-pass form costs one extra group reduction and no extra read).
-//   streamed longer rows, one block of 1024 threads per row, re-reading the row from global
-//            memory: softmax keeps an online (max, scaled sum) pair per thread (one read, then a
-//            read and a write), rms_norm two passes, layer_norm three (mean, squared deviations,
-//            write).
-// The weight and bias are read as vectors beside the row where they are unit-stride and aligned
-// (affine_vec; read one element at a time, they cost 8 scalar loads per 16-byte vector of bf16):
-// with that, and single rows no longer kept off the vector path by their plan's unit stride
-// (lastdim_rows), rms_norm of [2048, 4096] bf16 went from 0.0248 to 0.0188 ms and of [1, 4096]
-// from 0.0127 to 0.0072 (torch 0.0149, 0.0102). bf16 and f16 results are rounded a pair at a time
-// (vec_of): [2048, 4096] bf16 0.0192 -> 0.0175 ms, its kernel 19.7 -> 17.3 us under ncu; bf16
-// softmax of [32, 2048, 2048] 0.2035 -> 0.1848. That kernel still runs at 64 registers, 4 blocks
-// of 256 per multiprocessor (torch's: 27 registers, 16 blocks of 128, 15.1 us). Holding the
-// bf16 rows as loaded (two to a register) left it at 64 and took 18.8 us; a bound of 40
-// registers spilled 200 bytes a thread. Neither was kept.
+//   held     the row is read once onto the chip, reduced there and written from there: each thread
+//            holds kHeldVecs vectors in registers (16-byte vectors where the row has unit stride
+//            and aligned starts: Vector; else elements one at a time, any stride: Scalar). Rows
+//            too long for 512 threads' registers also keep batches in dynamic shared memory
+//            (HeldRow), up to the device's opt-in size. layer_norm's exact two-pass variance then
+//            costs one more group reduction and no extra read.
+//   streamed longer rows, one block of 1024 threads per row, re-read from global memory: softmax
+//            with an online (max, scaled sum) pair, rms_norm in two passes, layer_norm in three.
+// Weight and bias are read as vectors beside the row where unit-stride and aligned (affine_vec).
 //
 // Note [GPU light rows]
-// Rows of up to kLightBlock 16-byte vectors (4096 bf16, 2048 f32) read as vectors and weights
-// that are vectors too (or none) take a lighter kernel: one vector per thread (HeldRow with R = 1),
-// blocks of 512 threads bounded to 32 registers (four blocks, all 2048 threads of an H100
-// multiprocessor), and the weight / bias vectors loaded beside the row before its reduction
-// (HeldAffine). The held kernel keeps 32 f32 per thread and runs at 64 registers, half the
-// threads, and rms_norm of bf16 spilled there. Under ncu, rms_norm [2048, 4096] bf16 took 17.3 us
-// held, 18.7 us light at first: the light kernel executed twice the instructions, most of them the
-// integer divisions by the run-time group size (now masks and shifts, group_slot) and the serial
-// merge of 16 warps' values (now a butterfly, group_allreduce); then 16.2 us. Timed with events
-// on the H100 (probe kernels, held -> light): rms_norm [2048, 4096] bf16 0.0187 -> 0.0179 ms,
-// [4096, 2048] f32 0.0300 -> 0.0280, [8192, 1024] bf16 0.0186 -> 0.0178, softmax [4096, 128]
-// bf16 0.0064 -> 0.0057; but softmax [65536, 2048] bf16 0.182 -> 0.240 and layer_norm [2048,
-// 4096] bf16 0.0207 -> 0.0276: with two reductions across warps per row and one vector per
-// thread, the per-row costs dominate. So softmax and layer_norm take the light kernel only for
-// rows of one warp or less. A standalone kernel of the same shape (rsqrtf, no NaN care in the
-// store, fixed sizes) took 0.0161 ms and torch 0.0164 in the same harness; the rest of the gap is
-// the general kernel's instructions (exact division and square root, the row loop, the stores'
-// NaN-preserving rounding). In `wick bench --llm` (a lead kernel ahead of each run) rms_norm
-// [2048, 4096] bf16 went from 0.0176 to 0.0147 ms (torch 0.0147) and [1, 4096] from 0.0074 to
-// 0.0047 (torch 0.0102).
-// Floors at ~3.9 TB/s (the copy row), one read + one write: 8192 x 32768 f32 softmax and
-// 32768 x 8192 f32 norms move 2 GiB, 0.55 ms.
+// Rows of up to kLightBlock 16-byte vectors (4096 bf16, 2048 f32) read as vectors, with weights
+// that are vectors too (or none), take a lighter kernel: one vector per thread (HeldRow, R = 1),
+// blocks of 512 threads bounded to 32 registers so four fill a multiprocessor, the weight / bias
+// vectors loaded beside the row before its reduction (HeldAffine). The held kernel keeps 32 f32 a
+// thread at 64 registers, with half the threads resident. Group slots are masks and shifts
+// (group_slot) and warps merge by butterfly (group_allreduce): with run-time divisions and a
+// serial merge the light kernel ran twice the instructions. With one vector per thread the
+// per-row cost dominates a row that reduces twice across warps, so softmax and layer_norm take
+// the light kernel only for rows of one warp or less.
+//
 // The math and its order are the CPU's (src/cpu/norm.cpp): compute type f32 for the 16/8-bit
 // floats and f32, f64 for f64, one rounding on store; a NaN anywhere in a softmax row, a +inf, or
 // a row of only -inf gives a row of NaN, as on the CPU.
@@ -256,8 +226,8 @@ __device__ __forceinline__ void affine_vec(C (&c)[V], const NormParams<T>& p, In
 
 // The weight and bias vectors beside a light row's one held vector (Note [GPU light rows]), read
 // with the row, before its reduction, where they are vectors (p.wvec). affine_vec keeps its own
-// loads, each applied as it comes: written over HeldAffine (both vectors loaded, then applied),
-// the held f32 rms_norm kernel spilled 540 bytes a thread instead of 4.
+// loads, each applied as it comes: through HeldAffine (both vectors loaded, then applied) the
+// held kernel would spill.
 template <int V, class T, bool Bias>
 struct HeldAffine {
   Vec<T, V> w, b;
@@ -312,8 +282,7 @@ __device__ __forceinline__ void row_held(HeldRow<V, T, Index, R>& h, const T* x,
     });
     s = group_allreduce<SumMerge<C>>(s, group, smem);
     // One reciprocal and a multiply per element instead of an IEEE division (about ten
-    // instructions in f32); the result may differ from the CPU's quotient in the last bit. The
-    // softmax row (8192 x 32768 f32) went from 0.860 to 0.773 ms on the H100 (83% -> 94% of copy).
+    // instructions in f32); the result may differ from the CPU's quotient in the last bit.
     const C lse = p.log ? std::log(s) : C(0), inv = C(1) / s;
     h.store(y, ds, [&](C v, Index) { return p.log ? v - lse : v * inv; });
   } else if constexpr (Kind == RowOp::RmsNorm) {
@@ -471,15 +440,8 @@ struct LastDimRows {
 template <class T>
 LastDimRows lastdim_rows(const TensorArg& src, const TensorArg& dst) {
   const size_t r = src.layout.rank();
-  LastDimRows L{{}, src.layout.dim(r - 1), src.layout.stride(r - 1), dst.layout.stride(r - 1), false};
-  Shape oshape;
-  Strides osrc, odst;
-  for (size_t d = 0; d + 1 < r; ++d) {
-    oshape.push_back(src.layout.dim(d));
-    osrc.push_back(src.layout.stride(d));
-    odst.push_back(dst.layout.stride(d));
-  }
-  L.plan = make_plan<2>(oshape, {&osrc, &odst});
+  LastDimRows L{collapse_rows<2>(src.shape(), {&src.layout.strides(), &dst.layout.strides()}), src.layout.dim(r - 1),
+                src.layout.stride(r - 1), dst.layout.stride(r - 1), false};
   // 16-byte loads and stores need unit strides along the row and every row start aligned.
   constexpr int kV = kRowVec<T>;
   L.vec =
@@ -495,14 +457,14 @@ template <class T, class F>
 void for_each_lastdim_launch(const LastDimRows& L, const TensorArg& src, const TensorArg& dst, int64_t extra,
                              F&& launch) {
   const int64_t limit = INT32_MAX / 2;
-  const int64_t so = max_offset(L.plan, 0), dso = max_offset(L.plan, 1);
+  const int64_t so = L.plan.max_offset(0), dso = L.plan.max_offset(1);
   const bool extra_fits = L.ss >= 0 && L.ds >= 0 && so >= 0 && dso >= 0 && L.n + extra < limit &&
                           (L.n - 1) * L.ss + so < limit && (L.n - 1) * L.ds + dso < limit;
   for_each_launch<2>(L.plan, extra_fits, [&]<class Index>(int first, const std::array<int64_t, 2>& off, int64_t) {
     const RowArgsN<T, Index> a{make_meta<Index, 2>(L.plan, first),
                                src.ptr<T>() + off[0],
                                dst.ptr<T>() + off[1],
-                               static_cast<Index>(numel_from(L.plan, first)),
+                               static_cast<Index>(L.plan.numel_from(first)),
                                static_cast<Index>(L.n),
                                static_cast<Index>(L.ss),
                                static_cast<Index>(L.ds),

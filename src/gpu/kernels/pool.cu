@@ -10,8 +10,9 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "backend/conv_geom.h"
 #include "backend/conv_math.h"
-#include "cpu/dispatch.h"
+#include "backend/dispatch.h"
 #include "gpu/gpu_backend.h"
 #include "gpu/kernels/map.cuh"
 
@@ -21,24 +22,9 @@ namespace kern {
 
 namespace {
 
-// Sizes and strides of a 4-d [N, C, H, W] operand.
-struct Plane4 {
-  int64_t n, c, h, w;
-  int64_t sn, sc, sh, sw;
-};
-
-Plane4 plane4(const TensorArg& t) {
-  const Shape& s = t.shape();
-  const Strides& st = t.layout.strides();
-  return {s[0], s[1], s[2], s[3], st[0], st[1], st[2], st[3]};
-}
-
-// [N, C, L] as [N, C, 1, L].
-Plane4 plane3(const TensorArg& t) {
-  const Shape& s = t.shape();
-  const Strides& st = t.layout.strides();
-  return {s[0], s[1], 1, s[2], st[0], st[1], 0, st[2]};
-}
+using conv::plane3;
+using conv::plane4;
+using conv::Plane4;
 
 // What a thread needs to find its output element and its input plane, in the launch's index type.
 template <class Index>
@@ -77,10 +63,8 @@ Geo<Index> geo(const Plane4& x, const Plane4& y) {
 
 // 32-bit index math when every offset and the element count fit (and `extra_fits` agrees).
 // `window`: one output per thread on an uncapped grid (Note [GPU flat grid]), for max_pool2d, whose
-// capped grid left half the threads a second, serial window (max_pool2d row: 0.032 -> 0.022 ms with
-// the whole-window loads below, before that row took Note [GPU max_pool rows]); the resampling
-// kernels keep the capped grid, which was faster for them (upsample_nearest2d row: 0.094 against
-// 0.134 ms uncapped).
+// capped grid left half the threads a second, serial window; the resampling kernels keep the
+// capped grid, which is faster for them.
 template <class F>
 void launch_planes(const LaunchCtx& ctx, const Plane4& x, const Plane4& y, bool extra_fits, const F& f,
                    bool window = false) {
@@ -231,24 +215,16 @@ struct Bilinear {
 
 // Note [GPU nearest rows]
 // upsample_nearest1d / 2d when dst has rows of unit stride whose starts are all aligned for
-// V-element vector stores (the host checks dst's base pointer, its width and its other strides;
-// src may have any strides). A thread makes V consecutive outputs of one output row: 16 bytes,
-// or 8 where dst's width or strides are multiples of only 8 bytes' worth of elements; one such
-// item per thread on an uncapped grid, like the contiguous copy (Note [GPU flat grid]). Its V source
-// columns take one division and then an exact running remainder: with in = q * out + m,
+// V-element vector stores (the host checks dst's base pointer, width and other strides; src may
+// have any strides). A thread makes V consecutive outputs of one output row (16 bytes, or 8 where
+// dst allows only that), one item per thread on an uncapped grid (Note [GPU flat grid]). Its V
+// source columns take one division and then an exact running remainder: with in = q * out + m,
 // floor((ow + 1) * in / out) is floor(ow * in / out) + q, plus one when the remainder passes out.
 // When out_h >= in_h, a thread works for one source row ih and stores the same registers into
-// every output row whose source it is, oh in [ceil(ih * out_h / in_h), ceil((ih + 1) * out_h / in_h))
-// (two rows for x2); the next bound follows from the first one in the same way as the columns.
-// Otherwise (fewer output rows than input rows) a thread makes one output row. Either way every
-// output's source is convmath::nearest_src's floor(dst * in / out), so the bytes are the CPU's
-// (its clamp to in - 1 never acts for dst < out). When upsampling the V scalar loads hit L1: a
-// warp's loads cover the few hundred bytes of source its stores expand.
-// Every division is by a launch constant, done as a multiply-high and a shift (Divider). For f32
-// x2 a thread issues about 110 PTX instructions for 32 bytes of output (the index split, 4 loads,
-// 2 16-byte stores), 3.5 per byte, where plane_kernel issues about 33 instructions and five 32-bit
-// divisions (a dozen machine instructions each) per 4 bytes. Measured on the H100, upsampling
-// [32, 64, 56, 56] f32 x2: 0.092 -> 0.053 ms (82% of the copy bandwidth; torch 0.109 ms).
+// every output row whose source it is, oh in [ceil(ih * out_h / in_h), ceil((ih + 1) * out_h /
+// in_h)); otherwise it makes one output row. Every output's source is convmath::nearest_src's
+// floor(dst * in / out), so the bytes are the CPU's (whose clamp to in - 1 never acts for dst <
+// out). Every division is by a launch constant, done as a multiply-high and a shift (Divider).
 
 // n / d for 1 <= d <= INT32_MAX: in 32 bits as (umulhi(n, m) + n) >> s (n < 2^31, so the sum
 // does not wrap), with s = ceil(log2 d) and m = floor(2^32 * (2^s - d) / d) + 1 (round-up
@@ -396,31 +372,16 @@ void nearest(const LaunchCtx& ctx, const Plane4& x, const Plane4& y, const Tenso
 // Note [GPU max_pool rows]
 // max_pool2d with padding 0 whose windows tile the row (stride[1] == kernel[1], 2 or 3; kernel[0]
 // and stride[0] any): a thread makes V consecutive outputs of one output row, whose windows read
-// V * kw consecutive inputs of each window row, as kw aligned V-element vector loads per row, and
-// stores them as one V-element vector. Windows 2 wide take V = 8 bytes of output where x's rows are
-// aligned to 16 bytes, so that each window row is one 16-byte load (Wide); otherwise V is 16 bytes
-// of output, else 8, else 4, the widest that out_w and both operands' alignment allow, and 2 to 8
-// elements (sixteen 1-byte outputs, 64 or 144 window elements, took 115 to 256 VGPRs per thread on
-// gfx90a; eight take 42 to 108). The host checks: unit stride along W for x and dst; both base
+// V * kw consecutive inputs of each window row as kw aligned V-element vector loads, and stores
+// them as one vector. Windows 2 wide take V = 8 bytes of output where x's rows are aligned to 16
+// bytes, so that each window row is one 16-byte load (Wide); otherwise V is the widest of 16, 8 or
+// 4 bytes that out_w and both operands' alignment allow, 2 to 8 elements (16 hold too many
+// registers on wave64 targets). The host checks: unit stride along W for x and dst; both base
 // pointers aligned to V elements (x to 2V for Wide) and their N / C / H strides (of the dims longer
-// than 1) multiples of that; out_w a multiple of V. A window row reads columns up to out_w * kw - 1
-// < in_w and rows up to (out_h - 1) * sh + kh - 1 < in_h, so inputs wider or taller than the
-// windows cover are fine. When kh == kw every window row
-// is loaded before the first comparison (2x2: four 16-byte loads for f32); other heights loop over
-// the rows. Each window is offered to MaxPool<T>::Best in row-major order, so NaNs and ties give
-// the CPU's bytes. The index split is three multiply-highs per thread (Divider), one item per
-// thread on an uncapped grid (Note [GPU flat grid]). plane_kernel, which these rows took before,
-// does three runtime divisions (about 20 instructions each) and two 8-byte loads per output. On the
-// H100, [32, 64, 56, 56] f32 2x2 stride 2 (32 MB moved: 0.0107 ms at 3 TB/s) went from 0.0156-0.0158
-// to 0.0130-0.0131 ms in one run (device time, Note [Bench timer] in tools/wick/bench.cpp), from
-// 16.5-16.9 to 11.6-12.1 us under ncu; the Wide loads (V 4 -> 2 for f32) then took it from
-// 0.0129-0.0132 ms over three runs of the row alone to 0.0127-0.0128 in three (0.0131 in the next
-// full benchmark run, 0.0132 in the two before: within the noise there). A kernel with the same
-// traffic read linearly (the max of each 4 consecutive floats, scripts/probes/small_stream.cu)
-// takes 0.0117 ms there, 90% of the copy row's bandwidth: at 32 MB the launch and the ramp cost
-// about a tenth. The same access pattern in scripts/probes/pool_access.cu takes 0.0119 ms; the rest
-// of the gap was the output's allocation from the stream-ordered pool (about 0.5 us of device time),
-// which the block cache now serves (Note [GPU block cache]): 0.0124 ms in the next benchmark run.
+// than 1) multiples of that; out_w a multiple of V. Windows need not cover the whole input. When
+// kh == kw every window row is loaded before the first comparison; each window is offered to
+// MaxPool<T>::Best in row-major order, so NaNs and ties give the CPU's bytes. The index split is
+// three multiply-highs per thread (Divider), one item per thread on an uncapped grid.
 template <class Index>
 struct PoolRows {
   Divider<Index> vecs, rows, chans;  // out_w / V, out_h, C
@@ -571,10 +532,10 @@ bool max_pool_rows(const LaunchCtx& ctx, const Plane4& x, const Plane4& y, const
 
 }  // namespace kern
 
-void GpuBackend::avg_pool2d(const TensorArg& x, const TensorArg& dst, const Pool2dParams& p) {
-  const kern::LaunchCtx ctx = enter("avg_pool2d");
+void kern::avg_pool2d(const kern::LaunchCtx& base, const TensorArg& x, const TensorArg& dst, const Pool2dParams& p) {
+  const kern::LaunchCtx ctx = base.with_op("avg_pool2d");
   const kern::Plane4 xp = kern::plane4(x), yp = kern::plane4(dst);
-  cpu::dispatch_in<kFloatTypes>(
+  wick::dispatch_in<kFloatTypes>(
       x.dtype,
       [&]<class T>() {
         kern::launch_planes(ctx, xp, yp, true,
@@ -583,10 +544,10 @@ void GpuBackend::avg_pool2d(const TensorArg& x, const TensorArg& dst, const Pool
       ctx.op);
 }
 
-void GpuBackend::max_pool2d(const TensorArg& x, const TensorArg& dst, const Pool2dParams& p) {
-  const kern::LaunchCtx ctx = enter("max_pool2d");
+void kern::max_pool2d(const kern::LaunchCtx& base, const TensorArg& x, const TensorArg& dst, const Pool2dParams& p) {
+  const kern::LaunchCtx ctx = base.with_op("max_pool2d");
   const kern::Plane4 xp = kern::plane4(x), yp = kern::plane4(dst);
-  cpu::dispatch(
+  wick::dispatch(
       x.dtype,
       [&]<class T>() {
         if (kern::max_pool_rows(ctx, xp, yp, x.ptr<T>(), dst.ptr<T>(), p)) return;
@@ -596,18 +557,18 @@ void GpuBackend::max_pool2d(const TensorArg& x, const TensorArg& dst, const Pool
       ctx.op);
 }
 
-void GpuBackend::upsample_nearest1d(const TensorArg& x, const TensorArg& dst) {
-  kern::nearest(enter("upsample_nearest1d"), kern::plane3(x), kern::plane3(dst), x, dst);
+void kern::upsample_nearest1d(const kern::LaunchCtx& base, const TensorArg& x, const TensorArg& dst) {
+  kern::nearest(base.with_op("upsample_nearest1d"), kern::plane3(x), kern::plane3(dst), x, dst);
 }
 
-void GpuBackend::upsample_nearest2d(const TensorArg& x, const TensorArg& dst) {
-  kern::nearest(enter("upsample_nearest2d"), kern::plane4(x), kern::plane4(dst), x, dst);
+void kern::upsample_nearest2d(const kern::LaunchCtx& base, const TensorArg& x, const TensorArg& dst) {
+  kern::nearest(base.with_op("upsample_nearest2d"), kern::plane4(x), kern::plane4(dst), x, dst);
 }
 
-void GpuBackend::upsample_bilinear2d(const TensorArg& x, const TensorArg& dst, bool align_corners) {
-  const kern::LaunchCtx ctx = enter("upsample_bilinear2d");
+void kern::upsample_bilinear2d(const kern::LaunchCtx& base, const TensorArg& x, const TensorArg& dst, bool align_corners) {
+  const kern::LaunchCtx ctx = base.with_op("upsample_bilinear2d");
   const kern::Plane4 xp = kern::plane4(x), yp = kern::plane4(dst);
-  cpu::dispatch_in<kFloatTypes>(
+  wick::dispatch_in<kFloatTypes>(
       x.dtype,
       [&]<class T>() {
         kern::launch_planes(ctx, xp, yp, true, kern::Bilinear<T>{x.ptr<T>(), dst.ptr<T>(), xp.h, xp.w, align_corners});

@@ -3,28 +3,19 @@
 // compile in parallel).
 //
 // Note [GPU reductions]
-// The reduced dims are the last n_reduced dims of src (the front end permutes them there). Both
-// sets of dims are collapsed (plan.h): the kept dims over (src, dst), the reduced dims over src.
-// The host picks one of two kernels (DESIGN principle 3):
-//   rows     the reduced elements of one output are one contiguous run (or the layout is
-//            arbitrary, offsets computed from the collapsed reduced dims): a group of G threads
-//            per output (Note [GPU thread groups]), 16-byte vector loads from the first aligned
-//            element of each run, four loads in flight per thread.
-//   columns  a kept dim has src stride 1 and the reduced elements are strided (sum over dim 0 of
-//            a row-major matrix): threads own adjacent outputs along that dim and walk down the
-//            reduced elements, so each warp reads consecutive addresses (16-byte vectors of up to
-//            4 adjacent outputs per thread when alignment allows); the block's y threads take
-//            interleaved reduced elements and are merged through shared memory.
-// When outputs are too few to fill the device, each output's reduced range is cut into `splits`
-// pieces reduced by different blocks into a scratch buffer of accumulators, and a second kernel
-// merges each output's pieces (one thread group per output) and stores the result: no atomics,
-// the same bits on every run. The column kernel picks the count that fills whole waves of
-// resident blocks (col_splits): sum over dim 0 of 8192 x 32768 f32 reads 1 GiB, floor 0.25 ms at
-// the ~4.3 TB/s of the dim -1 sum.
-// Accumulators and NaN rules are the CPU's (src/backend/reduce_math.h). argmin/argmax merges
-// prefer the smaller index on ties, so the first index wins whatever the order of merges. Float
-// sums run in a short cascade per thread (flushed every 16 elements, then every 64 flushes) and
-// then tree-wise across threads and pieces.
+// The reduced dims are the last n_reduced dims of src (the front end permutes them there); both
+// sets are collapsed (plan.h). The host picks one of two kernels (DESIGN principle 3): rows, where
+// one output's reduced elements are one contiguous run (or any layout, offsets from the collapsed
+// reduced dims): a thread group per output (Note [GPU thread groups]), 16-byte loads from the first
+// aligned element, four in flight per thread; columns, where a kept dim has src stride 1 and the
+// reduced elements are strided: threads own adjacent outputs and walk down the reduced elements,
+// each warp reading consecutive addresses, the block's y threads merged through shared memory.
+// With too few outputs to fill the device, each output's range is cut into `splits` pieces
+// (col_splits: whole waves of resident blocks) reduced into scratch accumulators and merged by a
+// second kernel: no atomics, the same bits on every run. Accumulators and NaN rules are the CPU's
+// (src/backend/reduce_math.h); argmin / argmax prefer the smaller index on ties. Float sums run in
+// a short cascade per thread (every 16 elements, then every 64 flushes), then tree-wise.
+//
 // Index math is 32-bit when every count and offset fits, 64-bit otherwise. More than kMaxDims
 // dims left after collapsing (rare): src is copied contiguous first and the result goes through a
 // contiguous buffer.
@@ -340,17 +331,17 @@ struct FillValue {
 // ---- host side ------------------------------------------------------------------------------
 
 // Plan<N> of the dims `keep` of p, in that order (an empty set is one dim of size 1).
-template <int N>
-Plan<N> sub_plan(const Plan<N>& p, const std::vector<int>& keep) {
-  Plan<N> s;
+template <size_t N>
+StridedPlan<N> sub_plan(const StridedPlan<N>& p, const std::vector<int>& keep) {
+  StridedPlan<N> s;
   for (int d : keep) {
     s.shape.push_back(p.shape[d]);
-    s.strides.push_back(p.strides[d]);
+    for (size_t k = 0; k < N; ++k) s.strides[k].push_back(p.strides[k][d]);
     s.numel *= p.shape[d];
   }
   if (s.shape.empty()) {
     s.shape.push_back(1);
-    s.strides.push_back({});
+    for (size_t k = 0; k < N; ++k) s.strides[k].push_back(0);
   }
   return s;
 }
@@ -385,10 +376,8 @@ void launch_rows(const LaunchCtx& ctx, Backend& be, const Plan<2>& outer, const 
   const unsigned group = pow2_at_least((n + 15) / 16, kBlock);
   // Only rows long enough for a whole block are split, into pieces of whole batches of loads (four
   // vectors a thread, run_span: 4096 f32), so that no thread of a piece ends on vectors loaded one
-  // at a time, and no more pieces than fill the device once. H100, argmax of f32 rows of 128256
-  // (`wick bench --llm`, three alternations with the pieces of at least 8192 before): one row, 15
-  // pieces -> 32, 0.0112-0.0117 -> 0.0092-0.0094 ms; 64 rows, 17 -> 16 a row, 0.0248-0.0250 ->
-  // 0.0222-0.0223 (17 a row were 1088 blocks, 32 more than fill the device once).
+  // at a time, and no more pieces than fill the device once (a few blocks past that make a whole
+  // second wave).
   constexpr int64_t kBatch = int64_t{4} * kBlock * (16 / sizeof(typename Op::In));
   const int64_t batches = (n + kBatch - 1) / kBatch;
   const int64_t want = group == kBlock ? split_count(ctx, outputs, batches) : 1;
@@ -454,7 +443,7 @@ void launch_cols(const LaunchCtx& ctx, Backend& be, const Plan<2>& outer, int vd
                        static_cast<Acc*>(parts.get()),
                        static_cast<Index>(others),
                        static_cast<Index>(vlen),
-                       static_cast<Index>(outer.strides[vdim][1]),
+                       static_cast<Index>(outer.strides[1][vdim]),
                        static_cast<Index>(jblocks),
                        static_cast<Index>(n),
                        static_cast<Index>(piece),
@@ -475,8 +464,8 @@ void launch_cols_any(const LaunchCtx& ctx, Backend& be, const Plan<2>& outer, in
                      const typename Op::In* src, typename Op::Out* dst, int64_t n) {
   constexpr int kV = kColVec<typename Op::In>;
   bool vec = kV > 1 && outer.shape[vdim] % kV == 0 && aligned_to(src, sizeof(Vec<typename Op::In, kV>));
-  for (int d = 0; d < outer.rank(); ++d) vec = vec && (d == vdim || outer.strides[d][0] % kV == 0);
-  for (int d = 0; d < inner.rank(); ++d) vec = vec && inner.strides[d][0] % kV == 0;
+  for (int d = 0; d < outer.rank(); ++d) vec = vec && (d == vdim || outer.strides[0][d] % kV == 0);
+  for (int d = 0; d < inner.rank(); ++d) vec = vec && inner.strides[0][d] % kV == 0;
   if constexpr (kV > 1) {
     if (vec) return launch_cols<Op, Index, kV>(ctx, be, outer, vdim, inner, src, dst, n);
   }
@@ -500,8 +489,8 @@ void run_reduce(const LaunchCtx& ctx, Backend& be, const TensorArg& src, int n_r
     map<Out>(ctx, FillValue<Out>{Op::finish(Op::init(), 0)}, dst);
     return;
   }
-  const Plan<2> outer = make_plan<2>(oshape, {&osrc, &dst.layout.strides()});
-  const Plan<1> inner = make_plan<1>(ishape, {&istride});
+  const Plan<2> outer = collapse<2>(oshape, {&osrc, &dst.layout.strides()});
+  const Plan<1> inner = collapse<1>(ishape, {&istride});
   if (outer.rank() > kMaxDims || inner.rank() > kMaxDims) {
     Scratch in(be, src.numel() * dtype_size(src.dtype)), out(be, dst.numel() * dtype_size(dst.dtype));
     const TensorArg cin(in.get(), src.dtype, Layout(src.shape())), cout(out.get(), dst.dtype, Layout(dst.shape()));
@@ -514,11 +503,11 @@ void run_reduce(const LaunchCtx& ctx, Backend& be, const TensorArg& src, int n_r
   int vdim = -1;
   if (!contig)
     for (int d = 0; d < outer.rank() && vdim < 0; ++d)
-      if (outer.strides[d][0] == 1 && outer.shape[d] > 1) vdim = d;
+      if (outer.strides[0][d] == 1 && outer.shape[d] > 1) vdim = d;
 
   // Headroom for loop bounds (j + 3 * group). Pieces are split only when outputs are fewer than
   // target_blocks(), so outputs * splits stays below target_blocks() * 1024.
-  const int64_t so = max_offset(outer, 0), si = max_offset(inner, 0), dm = max_offset(outer, 1);
+  const int64_t so = outer.max_offset(0), si = inner.max_offset(0), dm = outer.max_offset(1);
   const int64_t limit = INT32_MAX / 2;
   const bool fits = so >= 0 && si >= 0 && dm >= 0 && so + si < limit && dm < limit && n < limit &&
                     std::max(outer.numel, target_blocks(ctx) * 1024) < limit;

@@ -1,12 +1,12 @@
 // argmin and argmax on the GPU (Note [GPU reductions] in reduce.cuh).
-#include "cpu/dispatch.h"
+#include "backend/dispatch.h"
 #include "gpu/kernels/reduce.cuh"
 
 namespace wick::WICK_GPU_NS::kern {
 
-void reduce_arg(const LaunchCtx& ctx, Backend& be, const TensorArg& src, int n_reduced, const TensorArg& dst,
-                bool is_max) {
-  cpu::dispatch(
+void reduce_arg(const LaunchCtx& ctx, const TensorArg& src, int n_reduced, const TensorArg& dst, bool is_max) {
+  Backend& be = backend_of(ctx);
+  wick::dispatch(
       src.dtype,
       [&]<class T>() {
         if (is_max) {

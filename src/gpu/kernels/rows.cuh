@@ -1,7 +1,7 @@
 // Row walks of the GPU's last-dim ops (cumsum, sort): a kernel handles whole rows of the last dim
 // and finds where row r starts in each operand from the kept (outer) dims, collapsed over all
-// operands together (Note [GPU launch plans]). Offsets are 64-bit: a row walk does O(n) work per
-// row, so the division chain per row costs nothing.
+// operands together (collapse_rows, Note [Strided plans]). Offsets are 64-bit: a row walk does
+// O(n) work per row, so the division chain per row costs nothing.
 #pragma once
 
 #include <array>
@@ -26,18 +26,11 @@ __device__ __forceinline__ void row_offsets(const RowMeta<N>& m, int64_t r, int6
 // kept dims remain after collapsing (then one per index of the outermost ones).
 template <int N, class F>
 void for_each_row_slice(const Shape& shape, const std::array<const Strides*, N>& strides, F&& launch) {
-  const Shape outer(shape.begin(), shape.end() - 1);
-  std::array<Strides, N> os;
-  std::array<const Strides*, N> osp;
-  for (int k = 0; k < N; ++k) {
-    os[k] = Strides(strides[k]->begin(), strides[k]->end() - 1);
-    osp[k] = &os[k];
-  }
-  const Plan<N> p = make_plan<N>(outer, osp);
+  const Plan<N> p = collapse_rows<N>(shape, strides);
   const int first = p.rank() > kMaxDims ? p.rank() - kMaxDims : 0;
   const RowMeta<N> m = make_meta<int64_t, N>(p, first);
-  int64_t rows = 1, slices = 1;
-  for (int d = first; d < p.rank(); ++d) rows *= p.shape[d];
+  const int64_t rows = p.numel_from(first);
+  int64_t slices = 1;
   for (int d = 0; d < first; ++d) slices *= p.shape[d];
   for (int64_t s = 0; s < slices; ++s) launch(m, rows, p.slice_offsets(first, s));
 }

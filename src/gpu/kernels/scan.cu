@@ -2,50 +2,23 @@
 //
 // Note [GPU scans]
 // Accumulators are the CPU's (scan_acc_t, Note [Reduction accumulators]): integers in 64 bits with
-// wrap-around, so every order of additions gives the CPU's result exactly; f32 in f64, 8/16-bit
-// floats in f32, f64 in f64, where the GPU's order differs from the CPU's sequential one only in
-// rounding. A block scans a range of one row chunk by chunk, the running sum carrying over from
-// chunk to chunk, in one of two ways:
-//  - vector: src and dst rows of unit stride whose starts are all aligned to a vector (the host
-//    checks the base pointers and every outer stride). A chunk is kScanVecs vectors per thread (32
-//    bytes, or 16 / 8 for 2- / 1-byte types), read straight into registers; thread t's vector j
-//    holds the V elements from (j * threads + t) * V, so each load instruction of a warp covers
-//    consecutive addresses. Each thread adds up its vectors, inclusive warp scans (shuffles, any
-//    warp width) of the vector sums give each vector its prefix inside the warp, the last lane of
-//    each warp puts the warp's sums in shared memory, and after one barrier every thread adds up
-//    the sums of the warps before its own, those of the chunk's earlier vector rounds and the carry,
-//    then runs its elements sequentially from that prefix and stores vectors. The warp sums are
-//    double-buffered, so one barrier per chunk suffices: a buffer is rewritten only after the next
-//    chunk's barrier, which every reader of its previous contents has passed (and a trailing
-//    barrier ends each range). Every thread adds the warp sums in the same order, so all hold the
-//    same carry. The loads of the next chunk are issued before the current one is scanned, so each
-//    block keeps a chunk of reads (8 KiB for 4- and 8-byte types) in flight while it works. Vectors
-//    that cross the end of the range are read and written element by element. On the H100 a
-//    cumsum over the rows of 8192 x 32768 f32 went from 1.154 ms (the staged way) to 0.747 ms (96%
-//    of the copy bandwidth; torch 1.209 ms).
-//  - staged (any strides, unaligned rows): each chunk of kChunk elements is loaded coalesced into
-//    shared memory; each thread adds up kScanItems consecutive elements, the block scans the
-//    thread totals, each thread then runs its elements sequentially from its prefix.
-// Three kernels:
-//  - rows: a block per row scans the whole row.
-//  - split rows: when there are too few rows to fill the device, each row is cut into segments of
-//    whole chunks; a first pass sums every segment, a second scans each segment starting from the
-//    sum of the segments before it (two reads and one write of the data). Tried and not kept: one
-//    kernel whose blocks take tickets, publish their segment's sum behind a flag, add up the sums
-//    before their own once flagged and scan on, with per-stream flags that the last block clears:
-//    the same times on the H100 (one row of 128256 f32 0.0094-0.0096 ms either way, 64 rows
-//    0.0370-0.0372 against 0.0368-0.0370), and under ncu the one kernel took as long as the two
-//    together (9.4-10.1 us against 4.1-4.6 plus 5.2-5.5). A row this short costs the latencies in
-//    a block one after another (a read from DRAM, two block scans, the hand-over), not a launch.
-//  - columns (neither way above): when the rows are adjacent in memory (a cumsum over a leading
-//    dim arrives as a view whose kept dims have unit stride) a thread per row adds sequentially,
-//    exactly the CPU's order, and the threads of a warp read neighbouring addresses.
+// wrap-around, exact in any order; f32 in f64, 8/16-bit floats in f32, f64 in f64, where the GPU's
+// order differs from the CPU's sequential one only in rounding. A block scans a range of one row
+// chunk by chunk, the carry passing from chunk to chunk, in one of two ways:
+//  - vector: unit-stride rows whose starts are all vector-aligned; thread t's vector j of a chunk
+//    holds elements (j * threads + t) * V on, loads coalesced and issued a chunk ahead.
+//  - staged (any strides): a chunk of kChunk elements is loaded coalesced into shared memory, each
+//    thread adds up kScanItems consecutive ones, the block scans the thread totals.
+// Three kernels: rows (a block per row); split rows, where too few rows fill the device (one pass
+// sums segments of whole chunks, a second scans each from the sum of those before it); columns,
+// where the rows are adjacent in memory (a thread per row adds in the CPU's order, a warp reading
+// neighbouring addresses).
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
+#include "backend/dispatch.h"
 #include "backend/reduce_math.h"
-#include "cpu/dispatch.h"
 #include "gpu/kernels/block_scan.cuh"
 #include "gpu/kernels/rows.cuh"
 #include "gpu/kernels/scratch.h"
@@ -170,7 +143,12 @@ __device__ __forceinline__ void load_chunk(Vec<T, V> (&x)[kScanVecs<T>], const T
 }
 
 // One chunk of the vector way at c0, its vectors x already loaded; `warp` holds the chunk's warp
-// sums. Returns carry plus the chunk's sum.
+// sums. Returns carry plus the chunk's sum. Each thread adds up its vectors, warp scans (shuffles,
+// any warp width) give each vector its prefix inside the warp, each warp's last lane puts the
+// warp's sums in shared memory, and after one barrier every thread adds the sums before its own in
+// the same order, so all hold the same carry. The warp sums are double-buffered, so one barrier per
+// chunk suffices: a buffer is rewritten only after the next chunk's barrier, which every reader of
+// its previous contents has passed (a trailing barrier ends each range).
 template <bool kWrite, class T, class Acc, int V>
 __device__ __forceinline__ Acc scan_chunk(const Vec<T, V> (&x)[kScanVecs<T>], Acc (&warp)[kScanVecs<T>][kMaxScanWarps],
                                           T* out, int64_t c0, int64_t end, Acc carry) {
@@ -325,8 +303,7 @@ void launch_rows(const LaunchCtx& ctx, Backend& be, const RowMeta<2>& m, int64_t
                  int64_t ss, T* out, int64_t ds) {
   using Acc = scan_acc_t<T>;
   // Blocks that fill the device once: the segment scan's resident blocks on every multiprocessor
-  // (before: 8 a multiprocessor, twice what fits; H100, 64 rows of 128256 f32, three alternations:
-  // 16 segments a row, 0.0381-0.0384 ms -> 8, 0.0369-0.0370).
+  // (more segments than fit at once only add a second wave).
   const int64_t fill = resident_grid<segment_scan_kernel<T, Acc, kVec>>(ctx, kScanThreads);
   const int64_t chunk = kVec ? vec_chunk<T>() : kChunk;
   const int64_t chunks = (n + chunk - 1) / chunk;
@@ -362,11 +339,12 @@ void cumsum_slice(const LaunchCtx& ctx, Backend& be, const RowMeta<2>& m, int64_
 
 }  // namespace
 
-void cumsum(const LaunchCtx& ctx, Backend& be, const TensorArg& src, const TensorArg& dst) {
+void cumsum(const LaunchCtx& ctx, const TensorArg& src, const TensorArg& dst) {
+  Backend& be = backend_of(ctx);
   if (src.numel() == 0) return;
   const int64_t n = src.shape().back();
   const int64_t ss = src.layout.strides().back(), ds = dst.layout.strides().back();
-  cpu::dispatch(
+  wick::dispatch(
       src.dtype,
       [&]<class T>() {
         for_each_row_slice<2>(src.shape(), {&src.layout.strides(), &dst.layout.strides()},

@@ -1,22 +1,20 @@
 // softmax and log_softmax on the GPU (Note [GPU row normalisation] in norm.cuh).
 //
 // Note [GPU split softmax]
-// Few long rows (logits over a vocabulary: [1, 128256], [64, 128256]) gave run_lastdim one block
-// per row: 64 rows ran on 64 of the H100's 132 multiprocessors, and rows too long to hold on chip
-// took the streamed loop, whose threads wait on each load in turn (one row of 128256 f32: 0.096
-// ms, torch 0.043; 64 rows: 0.124 ms, torch 0.055). Such rows are cut into `splits` chunks, a
-// block each, in two kernels: the first reduces its chunk to a softmax state (max m, sum of
-// exp(x - m)) in scratch; the second merges its row's states, in the same fixed order in every
+// Few long rows (logits over a vocabulary: [1, 128256], [64, 128256]) would get one block per row
+// from run_lastdim, leaving most multiprocessors idle, and rows too long to hold on chip would take
+// the streamed loop, whose threads wait on each load in turn. Such rows are cut into `splits`
+// chunks, a block each, in two kernels: the first reduces its chunk to a softmax state (max m, sum
+// of exp(x - m)) in scratch; the second merges its row's states, in the same fixed order in every
 // block of the row, and writes exp(x - m) / s (or x - m - log s) over its chunk. A thread loads
 // kSplitVecs vectors before it uses any, and folds each batch into its state with one rescale
 // rather than one per element. The second kernel's read of a chunk is served by L2 where the rows
 // fit. A NaN, a +inf or a row of only -inf gives a row of NaN, as in the held and streamed ways
-// (SoftmaxState::merge). On the H100 (`wick bench --llm`): one row 0.096 -> 0.010 ms, 64 rows
-// 0.124 -> 0.040 ms.
+// (SoftmaxState::merge).
 #include <cmath>
 #include <limits>
 
-#include "cpu/dispatch.h"
+#include "backend/dispatch.h"
 #include "gpu/kernels/norm.cuh"
 #include "gpu/kernels/scratch.h"
 
@@ -136,9 +134,8 @@ __global__ void __launch_bounds__(kSplitThreads)
 
 // Chunks per row for the split way (Note [GPU split softmax]), or 1 when the rows are not split:
 // as many blocks as the first kernel keeps resident on the device at once, chunks of whole load
-// batches (kSplitVecs vectors a thread). Before, two blocks per multiprocessor: 64 rows of 128256
-// f32 took 5 chunks a row, 6.3 batches a thread, one after another; now 11 of 3 batches (H100,
-// three alternations: 0.0385-0.0388 -> 0.0362-0.0368 ms; one row 0.0093-0.0095 -> 0.0091-0.0092).
+// batches (kSplitVecs vectors a thread): more, shorter chunks in flight together rather than
+// fewer chunks whose batches run one after another.
 template <class T>
 int64_t softmax_splits(const LaunchCtx& ctx, int64_t rows, const LastDimRows& L) {
   const int64_t sms = std::max(ctx.multiprocessors, 1);
@@ -176,8 +173,10 @@ void split_softmax(const LaunchCtx& ctx, Backend& be, const TensorArg& src, cons
 
 }  // namespace
 
-void softmax(const LaunchCtx& ctx, Backend& be, const TensorArg& src, const TensorArg& dst, bool log) {
-  cpu::dispatch_in<kFloatTypes>(
+void softmax(const LaunchCtx& base, const TensorArg& src, const TensorArg& dst, bool log) {
+  const LaunchCtx ctx = base.with_op(log ? "log_softmax" : "softmax");
+  Backend& be = backend_of(ctx);
+  wick::dispatch_in<kFloatTypes>(
       src.dtype,
       [&]<class T>() {
         if (src.numel() == 0) return;

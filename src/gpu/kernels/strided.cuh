@@ -121,10 +121,8 @@ concept WideF32 = requires(const F& f, int64_t i, In... x) {
 };
 
 // out[0, V) = f(idx0 + j, x[j]...). Where Out is bf16 or f16 and f has its f32 value (WideF32), the
-// values are rounded a pair at a time (vec_of). On the H100 the LLM benchmark's silu over [2048,
-// 14336] bf16 went from 0.0443 to 0.0425 ms (three A/B rounds); the bf16 add of 2^28 elements, at
-// the copy rate, stayed at 0.522 ms (under ncu it had issued 153 million instructions, the one-pass
-// kernel of scripts/probes/flat_add.cu with paired rounding 84 million, for the same time).
+// values are rounded a pair at a time (vec_of), the same bits as one by one in half the
+// conversion instructions: rows bound by their arithmetic (silu) gain, rows at the copy rate do not.
 template <int V, class F, class Out, class... In>
 __device__ __forceinline__ void compute_store(const F& f, int64_t idx0, Out* out, const Vec<In, V>&... x) {
   constexpr bool kPairs = V % 2 == 0 && (std::is_same_v<Out, bf16> || std::is_same_v<Out, f16>);

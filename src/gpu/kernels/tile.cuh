@@ -5,20 +5,15 @@
 // Note [Tiled transpose]
 // After collapsing (Note [GPU launch plans]), let a be the innermost dim (the output's stride 1)
 // and b the innermost other dim where the input has stride 1. The strided path has neighbouring
-// threads read the input s_a elements apart, so each load pulls its own 32-byte sector for one
-// element (450 GB/s for a 16384^2 f32 transpose on an H200). Here a block moves a kTile x kTile
-// tile of the (b, a) plane through shared memory: it reads the tile with threads along b (input
-// stride 1) and writes it with threads along a (output stride 1), so both sides are coalesced.
-// The other dims are a batch, walked like the strided path's dims (a Meta, innermost first).
-// Rows of the shared tile are padded to an odd number of 32-bit words, so the column walk of the
-// write phase touches 32 different banks (8-byte elements go in two half-warp phases, and a row
-// pitch of 2 * 33 words spreads each half-warp over 16 even banks).
-// Taken when the output is contiguous (the flat index of an element is its output offset, which f
-// receives), the input's innermost stride is neither 1 nor 0 (a broadcast reads one element per
-// row, which the strided path serves from cache), a and b both span at least kMinTileExtent
-// (below that most of a tile's threads idle, and the strided path's warps already read a few
-// short runs), and the dims other than a and b fit a Meta.
-// Floor for 16384^2 f32: 2 GiB moved (read + write), 0.54 ms at the copy row's 3950 GB/s.
+// threads read the input s_a elements apart, each load pulling its own 32-byte sector for one
+// element. Here a block moves a kTile x kTile tile of the (b, a) plane through shared memory,
+// reading along b and writing along a, so both sides are coalesced; the other dims are a batch
+// (a Meta, innermost first). Rows of the shared tile are padded to an odd number of 32-bit words,
+// so the write phase's column walk touches 32 different banks (8-byte elements: two half-warp
+// phases over 16 even banks each). Taken when the output is contiguous (f receives the output
+// offset as the flat index), the input's innermost stride is neither 1 nor 0 (a broadcast is
+// served from cache), a and b both span at least kMinTileExtent (below that most of a tile's
+// threads idle), and the dims other than a and b fit a Meta.
 #pragma once
 
 #include <algorithm>
@@ -108,14 +103,14 @@ inline bool tiled_dims(const Plan<2>& p, int* a, int* b) {
   if (rank < 2 || rank > kMaxDims + 2) return false;
   int64_t expect = 1;
   for (int d = rank - 1; d >= 0; --d) {
-    if (p.strides[d][0] != expect) return false;  // the output is not contiguous
+    if (p.strides[0][d] != expect) return false;  // the output is not contiguous
     expect *= p.shape[d];
   }
   *a = rank - 1;
-  const int64_t sa = p.strides[*a][1];
+  const int64_t sa = p.strides[1][*a];
   if (sa == 1 || sa == 0) return false;
   for (int d = rank - 2; d >= 0; --d)
-    if (p.strides[d][1] == 1) {
+    if (p.strides[1][d] == 1) {
       *b = d;
       return p.shape[*a] >= kMinTileExtent && p.shape[*b] >= kMinTileExtent;
     }
@@ -131,14 +126,14 @@ void launch_tiled(const LaunchCtx& ctx, const F& f, const Plan<2>& p, int a, int
     if (d == a || d == b) continue;
     const int k = m.batch.rank++;
     m.batch.shape[k] = static_cast<Index>(p.shape[d]);
-    m.batch.stride[k][0] = static_cast<Index>(p.strides[d][0]);
-    m.batch.stride[k][1] = static_cast<Index>(p.strides[d][1]);
+    m.batch.stride[k][0] = static_cast<Index>(p.strides[0][d]);
+    m.batch.stride[k][1] = static_cast<Index>(p.strides[1][d]);
     batch *= p.shape[d];
   }
   m.size_a = static_cast<Index>(p.shape[a]);
   m.size_b = static_cast<Index>(p.shape[b]);
-  m.in_stride_a = static_cast<Index>(p.strides[a][1]);
-  m.out_stride_b = static_cast<Index>(p.strides[b][0]);
+  m.in_stride_a = static_cast<Index>(p.strides[1][a]);
+  m.out_stride_b = static_cast<Index>(p.strides[0][b]);
   m.tiles_a = (p.shape[a] + kTile - 1) / kTile;
   m.tiles_b = (p.shape[b] + kTile - 1) / kTile;
   m.tiles = m.tiles_a * m.tiles_b * batch;
@@ -152,7 +147,7 @@ void launch_tiled(const LaunchCtx& ctx, const F& f, const Plan<2>& p, int a, int
 template <class Out, class In, class F>
 void map_tiled(const LaunchCtx& ctx, const F& f, const TensorArg& dst, const TensorArg& src) {
   if (dst.numel() > 0) {
-    const Plan<2> p = make_plan<2>(dst.shape(), {&dst.layout.strides(), &src.layout.strides()});
+    const Plan<2> p = collapse<2>(dst.shape(), {&dst.layout.strides(), &src.layout.strides()});
     int a = 0, b = 0;
     if (tiled_dims(p, &a, &b)) {
       if (p.fits_32bit())

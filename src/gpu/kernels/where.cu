@@ -2,7 +2,7 @@
 // element size (unsigned words), not per dtype: 3 condition dtypes x 4 sizes.
 #include <cstdint>
 
-#include "cpu/dispatch.h"
+#include "backend/dispatch.h"
 #include "gpu/kernels/map.cuh"
 
 namespace wick::WICK_GPU_NS::kern {
@@ -23,8 +23,8 @@ void select(const LaunchCtx& ctx, const TensorArg& cond, const TensorArg& t, con
 
 void where_cond(const LaunchCtx& ctx, const TensorArg& cond, const TensorArg& t, const TensorArg& f,
                 const TensorArg& dst) {
-  constexpr uint32_t kCondTypes = dtype_bit(DType::U8) | dtype_bit(DType::U32) | dtype_bit(DType::I64);
-  cpu::dispatch_in<kCondTypes>(
+  constexpr uint32_t kCondTypes = kIntTypes;
+  wick::dispatch_in<kCondTypes>(
       cond.dtype,
       [&]<class Cond>() {
         switch (dtype_size(t.dtype)) {

@@ -22,7 +22,7 @@ namespace wick::WICK_GPU_NS::gpu {
 int device_count() noexcept;
 
 struct DeviceProperties {
-  std::string name;          // "NVIDIA H100 80GB HBM3", "AMD Instinct MI250X"
+  std::string name;          // the product name the driver reports
   std::string architecture;  // "sm_90", "gfx90a" (target features such as ":sramecc+" dropped)
   int multiprocessors = 0;   // SMs / CUs
   int warp_size = 0;         // 32 on NVIDIA and RDNA, 64 on GCN / CDNA
@@ -42,20 +42,15 @@ void memory_info(int device, int64_t* free_bytes, int64_t* total_bytes);
 // Note [Kernel launches]
 // wick's kernels launch through launch<Kernel>(ctx, grid, block, shared, args...) in vendor.cuh,
 // not <<<...>>>. A small op is mostly its launch, and the runtime's launch costs the host more than
-// the driver's: on the H100 machine one small kernel took 3.49 us per <<<...>>>, 3.47 per
-// cudaLaunchKernel and 3.18 per cuLaunchKernel (4.48 / 4.13 / 3.90 on a slower host), and the
-// runtime's lookup of the kernel among wick's thousands added more: a chain of [16] adds took
-// 1.2-1.7 us more than a bare driver launch through <<<...>>>, 0.5-0.6 us more through launch()
-// (scripts/probes/launch_paths.sh, session 31). launch() looks each kernel's handle up once per
-// device (cudaGetFuncBySymbol: the handle the runtime itself launches, so cudaFuncSetAttribute
-// applies to it), keeps it in a static slot of its own instantiation, and calls cuLaunchKernel
-// through the entry point the runtime hands out (no link against libcuda: wick still loads where
-// there is no driver). The driver's result replaces the cudaGetLastError call after each launch.
+// the driver's, its lookup of the kernel among wick's thousands included. launch() looks each
+// kernel's handle up once per device (cudaGetFuncBySymbol: the handle the runtime itself launches,
+// so cudaFuncSetAttribute applies to it), keeps it in a static slot of its own instantiation, and
+// calls cuLaunchKernel through the entry point the runtime hands out (no link against libcuda:
+// wick still loads where there is no driver). The driver's result replaces cudaGetLastError.
 // Without the entry point or a handle, for a device ordinal beyond the slots, or when
 // cuLaunchKernel fails, the kernel goes to cudaLaunchKernel instead, so a failure is reported with
-// the runtime's error name and text as before. User kernels (module.cu) launch their library's
-// CUkernel through the driver in the same way. HIP launches through hipLaunchKernel (what
-// <<<...>>> does there) and hipModuleLaunchKernel.
+// the runtime's error name and text. User kernels (module.cu) launch their library's CUkernel
+// through the driver the same way. HIP launches through hipLaunchKernel and hipModuleLaunchKernel.
 inline constexpr int kLaunchSlots = 16;  // devices whose kernel handles launch() keeps
 struct KernelSlots {
   std::atomic<void*> fn[kLaunchSlots] = {};
@@ -87,6 +82,11 @@ void allow_dynamic_shared(const void* kernel, int64_t bytes, const char* op, int
 // on one multiprocessor of the current device (`device`) at once; cached per kernel, device and shape
 // (and, in the form of vendor.cuh, per kernel and device for the last shape, without a lock).
 int resident_blocks(const void* kernel, int block, int64_t shared, const char* op, int device);
+
+// The PTX version (80 for sm_80) of the code of `kernel` (the address of a __global__ function)
+// that the runtime loads on the current device; 0 when the query fails (no code for the device)
+// and always on HIP. Leaves no error state behind.
+int kernel_ptx_version(const void* kernel) noexcept;
 
 class Stream {
  public:

@@ -128,7 +128,7 @@ WICK_HOST_DEVICE inline double uniform_f64(const Keys& ks, uint64_t start, uint6
 // instructions instead of a range reduction each and a Newton step: randn f32 is bound by its
 // arithmetic (the Philox rounds and Box-Muller), not by memory. The host functions here use
 // std::log / std::sin / std::cos / std::sqrt; the CPU backend computes the same expressions in its
-// vector kernels with its own logarithm, sine and cosine (Note [CPU random] in src/cpu/simd.cpp).
+// vector kernels with its own logarithm, sine and cosine (Note [CPU random] in src/cpu/simd_random.cpp).
 // So the normals of the CPU, of the GPU and of these host functions agree to a few 1e-7 times r,
 // not bit for bit.
 //
@@ -139,9 +139,9 @@ WICK_HOST_DEVICE inline double uniform_f64(const Keys& ks, uint64_t start, uint6
 // |s| <= 0.172, from the series 2 (s + s^3/3 + s^5/5 + s^7/7 + s^9/9) (the next term is 2e-9 of the
 // sum), plus e log 2. m - 1 is exact, so u1 near 1 keeps its relative accuracy. Over all 2^24
 // values u1 takes, with an exact quotient, the result is within 1.7 ulp of the true logarithm
-// (max relative error 1.5e-7); the GPU's quotient (__fdividef) adds up to 2 ulp to s. With the
-// Philox rounds' multiplies one widening multiply each (mulhilo), this took randn f32 from 0.437 to
-// 0.403 ms on the H100 (2^28 elements; memory floor 0.358, rand 0.344).
+// (max relative error 1.5e-7); the GPU's quotient (__fdividef) adds up to 2 ulp to s. randn is
+// bound by this arithmetic, so the instructions saved here (and the Philox rounds' multiplies done
+// as one widening multiply each, mulhilo) are its time.
 WICK_HOST_DEVICE inline void sincos_f32(float t, float* s, float* c) {
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
   __sincosf(t, s, c);

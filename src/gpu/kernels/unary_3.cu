@@ -1,0 +1,6 @@
+// Part 3 of the unary rows (unary.cuh).
+#include "gpu/kernels/unary.cuh"
+
+namespace wick::WICK_GPU_NS::kern {
+template bool unary_part<3>(const LaunchCtx&, Op, const UnaryParams&, const TensorArg&, const TensorArg&);
+}  // namespace wick::WICK_GPU_NS::kern
