@@ -96,6 +96,10 @@ void register_unary(Cases& cases) {
                     [](double v) { return v * v * v; }, {-2, 2}, {}, nullptr, 2});
   add_unary(cases, {Op::Elu, "", [](const Tensor& x) { return x.elu(0.7); },
                     [](double v) { return v > 0 ? v : 0.7 * (std::exp(v) - 1); }, {-3, 2}, {}, nullptr, 2});
+  add_unary(cases, {Op::LeakyRelu, "", [](const Tensor& x) { return x.leaky_relu(); },
+                    [](double v) { return v > 0 ? v : 0.01 * v; }, {-3, 2}, {}, nullptr, 2});
+  add_unary(cases, {Op::LeakyRelu, "slope above 1", [](const Tensor& x) { return x.leaky_relu(1.75); },
+                    [](double v) { return v > 0 ? v : 1.75 * v; }, {-3, 2}, {}, nullptr, 2});
   add_unary(cases, {Op::Clamp, "", [](const Tensor& x) { return x.clamp(-0.5, 1.25); },
                     [](double v) { return std::min(std::max(v, -0.5), 1.25); }, {-2, 2}, {-1e12, 1e12},
                     // fractional bounds of an integer tensor move inward: [0, 1]

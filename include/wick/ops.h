@@ -73,6 +73,7 @@ enum class OpKind : uint8_t {
   X(Affine, "affine", UnaryParam, kAllTypes, Affine)   \
   X(Powf, "powf", UnaryParam, kFloatTypes, Powf)       \
   X(Elu, "elu", UnaryParam, kFloatTypes, Elu)          \
+  X(LeakyRelu, "leaky_relu", UnaryParam, kFloatTypes, LeakyRelu)\
   X(Clamp, "clamp", UnaryParam, kAllTypes, Clamp)      \
   X(Exp, "exp", Unary, kFloatTypes, Exp)               \
   X(Log, "log", Unary, kFloatTypes, Log)               \

@@ -130,6 +130,7 @@ class Tensor {
   Tensor affine(double mul, double add) const;  // x * mul + add
   Tensor powf(double exponent) const;
   Tensor elu(double alpha) const;
+  Tensor leaky_relu(double negative_slope = 0.01) const;  // x > 0 ? x : negative_slope * x
   Tensor clamp(Scalar lo, Scalar hi) const;
   Tensor exp() const;
   Tensor log() const;

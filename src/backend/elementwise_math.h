@@ -243,6 +243,19 @@ struct Elu {
   }
 };
 
+// x > 0 ? x : slope x; NaN stays NaN.
+template <class C>
+struct LeakyReluFn {
+  C slope;
+  WICK_HOST_DEVICE C operator()(C x) const { return x > C(0) ? x : x * slope; }
+};
+struct LeakyRelu {
+  template <class T>
+  static LeakyReluFn<compute_t<T>> make(const UnaryParams& p) {
+    return {static_cast<compute_t<T>>(p.a.f)};
+  }
+};
+
 // Bounds are in the compute type (integers exact); NaN stays NaN; lo > hi gives hi.
 template <class C>
 struct ClampFn {

@@ -49,6 +49,9 @@ int64_t int_bound(Scalar s, bool is_lo) {
 Tensor Tensor::affine(double mul, double add) const { return unary_op(Op::Affine, *this, {mul, add}); }
 Tensor Tensor::powf(double exponent) const { return unary_op(Op::Powf, *this, {exponent, {}}); }
 Tensor Tensor::elu(double alpha) const { return unary_op(Op::Elu, *this, {alpha, {}}); }
+Tensor Tensor::leaky_relu(double negative_slope) const {
+  return unary_op(Op::LeakyRelu, *this, {negative_slope, {}});
+}
 
 Tensor Tensor::clamp(Scalar lo, Scalar hi) const {
   front::check_defined(Op::Clamp, *this);
