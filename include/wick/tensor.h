@@ -101,7 +101,7 @@ class Tensor {
   //     valid only after source.device().synchronize(); neither read nor write it before. GPUs
   //     without peer access stage through host memory, and the host waits for that.
   Tensor to(const Device& device, bool non_blocking = false) const;
-  Tensor to_dtype(DType dtype) const;  // between any two of the 8 dtypes
+  Tensor to_dtype(DType dtype) const;  // between any two dtypes
   Tensor contiguous() const;           // copies only when not contiguous
   Tensor clone() const;                // always copies
 
@@ -169,7 +169,7 @@ class Tensor {
   Tensor le(const Tensor& o) const;
   Tensor gt(const Tensor& o) const;
   Tensor ge(const Tensor& o) const;
-  // this is the condition (u8, u32 or i64; non-zero = true); broadcasts all three.
+  // this is the condition (an integer dtype; non-zero = true); broadcasts all three.
   Tensor where_cond(const Tensor& on_true, const Tensor& on_false) const;
 
   // ---- reductions and normalisation -----------------------------------------------------
@@ -191,7 +191,7 @@ class Tensor {
   std::pair<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;
   Tensor argsort(int64_t dim = -1, bool descending = false) const;
 
-  // ---- indexing (ids are u8, u32 or i64; out-of-range ids throw IndexError) ---------------
+  // ---- indexing (ids of an integer dtype; out-of-range ids throw IndexError) --------------
   Tensor index_select(const Tensor& ids, int64_t dim) const;
   Tensor gather(const Tensor& ids, int64_t dim) const;
   // Out of place: a copy of this with src's values written (or added) at ids along dim.

@@ -25,7 +25,7 @@
   X(unary, (Op op, const UnaryParams& p, const TensorArg& src, const TensorArg& dst), (op, p, src, dst))            \
   /* Binary, Compare: a and b have dst's shape (broadcast already); comparisons write u8 */                         \
   X(binary, (Op op, const TensorArg& a, const TensorArg& b, const TensorArg& dst), (op, a, b, dst))                 \
-  /* Select: dst = cond != 0 ? t : f, cond u8, u32 or i64 */                                                        \
+  /* Select: dst = cond != 0 ? t : f, cond of an integer dtype (kIntTypes) */                                      \
   X(where_cond, (const TensorArg& cond, const TensorArg& t, const TensorArg& f, const TensorArg& dst),               \
     (cond, t, f, dst))                                                                                              \
   /* Cast, Copy: conversion between any dtypes (equal dtypes: a strided copy), same shape */                        \

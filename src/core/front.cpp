@@ -32,7 +32,14 @@ void check_same_dtype(Op op, const Tensor& a, const Tensor& b) {
 void check_index_dtype(Op op, const Tensor& ids) {
   check_defined(op, ids, "ids");
   if (!is_int(ids.dtype()))
-    throw DTypeError(op_tag(op) + "ids must be u8, u32 or i64, got " + ids.str());
+    throw DTypeError(op_tag(op) + "ids must have an integer dtype (" + dtype_names(kIntTypes) + "), got " + ids.str());
+}
+
+std::string dtype_names(uint32_t mask) {
+  std::string s;
+  for (DType d : kAllDTypes)
+    if (mask & dtype_bit(d)) s += (s.empty() ? "" : ", ") + std::string(dtype_name(d));
+  return s;
 }
 
 }  // namespace wick::front

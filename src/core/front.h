@@ -33,8 +33,10 @@ inline void before_write(const Tensor& t) {
 }
 // Throws DTypeError unless the two tensors share dtype.
 void check_same_dtype(Op op, const Tensor& a, const Tensor& b);
-// Throws DTypeError unless ids is u8, u32 or i64.
+// Throws DTypeError unless ids has an integer dtype (kIntTypes).
 void check_index_dtype(Op op, const Tensor& ids);
+// The names of the dtypes in a mask, comma separated ("u8, u32, i64"), for error messages.
+std::string dtype_names(uint32_t mask);
 
 // A new contiguous tensor on the same device as `like`.
 inline Tensor new_like(const Tensor& like, const Shape& shape, DType dtype) {

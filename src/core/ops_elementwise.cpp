@@ -100,7 +100,8 @@ Tensor Tensor::where_cond(const Tensor& on_true, const Tensor& on_false) const {
   constexpr Op op = Op::WhereCond;
   front::check_defined(op, *this, "condition");
   if (!is_int(dtype()))
-    throw DTypeError("[where_cond] condition must be u8, u32 or i64, got " + str());
+    throw DTypeError("[where_cond] condition must have an integer dtype (" + front::dtype_names(kIntTypes) +
+                     "), got " + str());
   front::check_defined(op, on_true, "on_true");
   front::check_defined(op, on_false, "on_false");
   // The op runs on on_true's handle (its output's), so on_true comes first.
