@@ -44,6 +44,9 @@ std::vector<std::pair<Scalar, double>> fill_values(DType d) {
     case DType::I64:
       return {{Scalar(int64_t{-123456789012}), -123456789012.0}, {Scalar(-2.7), -2}, {Scalar(1e30), 0x1p63},
               {Scalar(-1e30), -0x1p63}};
+    case DType::I32:
+      return {{Scalar(-2000000000), -2000000000.0}, {Scalar(int64_t{3000000000}), 2147483647.0},
+              {Scalar(int64_t{-3000000000}), -2147483648.0}, {Scalar(-2.7), -2}, {Scalar(1e30), 2147483647.0}};
     default:
       return {{Scalar(0.5), 0.5},
               {Scalar(-3.25), -3.25},
@@ -93,6 +96,8 @@ double set_value(DType d) {
       return 4000000000.0;
     case DType::I64:
       return -1099511627776.0;  // -2^40
+    case DType::I32:
+      return -1073741824.0;  // -2^30
     default:
       return -1.375;
   }

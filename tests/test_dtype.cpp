@@ -400,6 +400,37 @@ TEST(DType, FloatToIntSaturates) {
             (std::vector<int64_t>{300, -5, 0, INT64_MAX, INT64_MIN, 2, -2, 4000000000}));
 }
 
+TEST(DType, I32) {
+  EXPECT_EQ(dtype_name(DType::I32), "i32");
+  EXPECT_EQ(dtype_size(DType::I32), 4);
+  EXPECT_TRUE(is_int(DType::I32));
+  EXPECT_TRUE(is_signed(DType::I32));
+  EXPECT_EQ(dtype_of<int32_t>, DType::I32);
+  DType parsed{};
+  ASSERT_TRUE(parse_dtype("i32", &parsed));
+  EXPECT_EQ(parsed, DType::I32);
+  // In every mask of its kind; the dtypes before it keep their bits.
+  EXPECT_NE(kIntTypes & dtype_bit(DType::I32), 0u);
+  EXPECT_NE(kSignedTypes & dtype_bit(DType::I32), 0u);
+  EXPECT_EQ(kFloatTypes & dtype_bit(DType::I32), 0u);
+  EXPECT_EQ(static_cast<int>(DType::F8E4M3), 7);
+  // Conversions saturate at the i32 range, truncate toward zero and send NaN to 0.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> in{3e9f, -3e9f, nan, INFINITY, -2.9f, 2.9f, -2147483648.0f, 123456.0f};
+  const Tensor x = Tensor::from_vector(in, {8});
+  EXPECT_EQ(x.to_dtype(DType::I32).to_vector<int32_t>(),
+            (std::vector<int32_t>{INT32_MAX, INT32_MIN, 0, INT32_MAX, -2, 2, INT32_MIN, 123456}));
+  // Integer to integer wraps modulo 2^32, as NumPy's and PyTorch's casts do.
+  const Tensor big =
+      Tensor::from_vector(std::vector<int64_t>{(int64_t{1} << 40) + 5, -(int64_t{1} << 40) - 3, int64_t{1} << 31}, {3});
+  EXPECT_EQ(big.to_dtype(DType::I32).to_vector<int32_t>(), (std::vector<int32_t>{5, -3, INT32_MIN}));
+  // i32 -> f32 rounds once (2^24 + 1 is not an f32; round to nearest even gives 2^24).
+  const Tensor odd = Tensor::from_vector(std::vector<int32_t>{(1 << 24) + 1, INT32_MAX, INT32_MIN}, {3});
+  EXPECT_EQ(odd.to_dtype(DType::F32).to_vector<float>(), (std::vector<float>{16777216.0f, 2147483648.0f, -2147483648.0f}));
+  EXPECT_EQ(Scalar(int64_t{5000000000}).as<int32_t>(), INT32_MAX);
+  EXPECT_EQ(Scalar(-2.5).as<int32_t>(), -2);
+}
+
 TEST(DType, ScalarConversions) {
   // Integers are kept exact and saturate into narrower integer types.
   EXPECT_EQ(Scalar((int64_t{1} << 62) + 1).as<int64_t>(), (int64_t{1} << 62) + 1);

@@ -1,4 +1,5 @@
-// Element types. The set is candle's: u8, u32, i64, bf16, f16, f32, f64, f8e4m3.
+// Element types: candle's set (u8, u32, i64, bf16, f16, f32, f64, f8e4m3) and i32. A row's position is
+// its enum value and its bit in the op table's dtype masks: new dtypes are appended.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +20,8 @@ namespace wick {
   X(F16, f16, "f16")        \
   X(F32, float, "f32")      \
   X(F64, double, "f64")     \
-  X(F8E4M3, f8e4m3, "f8e4m3")
+  X(F8E4M3, f8e4m3, "f8e4m3") \
+  X(I32, int32_t, "i32")
 
 enum class DType : uint8_t {
 #define WICK_X(name, type, str) name,

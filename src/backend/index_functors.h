@@ -14,10 +14,9 @@ namespace wick {
 struct AddWrap {
   template <class T>
   WICK_HOST_DEVICE T operator()(T a, T b) const {
-    if constexpr (std::is_same_v<T, int64_t>) {
-      return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-    } else if constexpr (std::is_integral_v<T>) {
-      return static_cast<T>(a + b);  // u8 / u32: unsigned, wraps by the conversion back to T
+    if constexpr (std::is_integral_v<T>) {
+      using U = std::make_unsigned_t<T>;
+      return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
     } else if constexpr (is_reduced_float_v<T>) {
       return T(static_cast<float>(a) + static_cast<float>(b));
     } else {

@@ -54,7 +54,7 @@ __device__ __forceinline__ T from_bits(uint32_t b) {
   }
 }
 
-// *p = AddWrap(*p, v), atomically. f32, f64, u32 and i64 (two's complement wraps like AddWrap)
+// *p = AddWrap(*p, v), atomically. f32, f64, u32, i32 and i64 (two's complement wraps like AddWrap)
 // use the hardware add. The 1- and 2-byte types have no atomic of their own: a compare-and-swap
 // loop on the aligned 32-bit word that holds the element, computing the sum with AddWrap (f32 for
 // the 8/16-bit floats, rounded once per add). The word may hold bytes past the tensor's end but
@@ -63,7 +63,7 @@ template <class T>
 __device__ __forceinline__ void atomic_add(T* p, T v) {
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     atomicAdd(p, v);
-  } else if constexpr (std::is_same_v<T, uint32_t>) {
+  } else if constexpr (std::is_same_v<T, uint32_t> || std::is_same_v<T, int32_t>) {
     atomicAdd(reinterpret_cast<unsigned int*>(p), static_cast<unsigned int>(v));
   } else if constexpr (std::is_same_v<T, int64_t>) {
     atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
