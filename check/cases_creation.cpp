@@ -36,17 +36,25 @@ std::string num(double v) {
 std::vector<std::pair<Scalar, double>> fill_values(DType d) {
   switch (d) {
     case DType::U8:
-      return {{Scalar(200), 200}, {Scalar(255), 255}, {Scalar(300), 255}, {Scalar(-1), 0}, {Scalar(2.9), 2},
-              {Scalar(1e9), 255}};
+      return {{Scalar(200), 200}, {Scalar(255), 255}, {Scalar(300), 255},
+              {Scalar(-1), 0},    {Scalar(2.9), 2},   {Scalar(1e9), 255}};
     case DType::U32:
-      return {{Scalar(4000000000u), 4e9}, {Scalar(4294967295u), 4294967295.0}, {Scalar(-1), 0},
-              {Scalar(int64_t{1} << 40), 4294967295.0}, {Scalar(7.9), 7}};
+      return {{Scalar(4000000000u), 4e9},
+              {Scalar(4294967295u), 4294967295.0},
+              {Scalar(-1), 0},
+              {Scalar(int64_t{1} << 40), 4294967295.0},
+              {Scalar(7.9), 7}};
     case DType::I64:
-      return {{Scalar(int64_t{-123456789012}), -123456789012.0}, {Scalar(-2.7), -2}, {Scalar(1e30), 0x1p63},
+      return {{Scalar(int64_t{-123456789012}), -123456789012.0},
+              {Scalar(-2.7), -2},
+              {Scalar(1e30), 0x1p63},
               {Scalar(-1e30), -0x1p63}};
     case DType::I32:
-      return {{Scalar(-2000000000), -2000000000.0}, {Scalar(int64_t{3000000000}), 2147483647.0},
-              {Scalar(int64_t{-3000000000}), -2147483648.0}, {Scalar(-2.7), -2}, {Scalar(1e30), 2147483647.0}};
+      return {{Scalar(-2000000000), -2000000000.0},
+              {Scalar(int64_t{3000000000}), 2147483647.0},
+              {Scalar(int64_t{-3000000000}), -2147483648.0},
+              {Scalar(-2.7), -2},
+              {Scalar(1e30), 2147483647.0}};
     default:
       return {{Scalar(0.5), 0.5},
               {Scalar(-3.25), -3.25},
@@ -128,34 +136,35 @@ void creation_cases(Cases& cases) {
                      c.expect(Tensor::ones(s, c.dtype(), c.device()), Ref(s, 1), kExact);
                      c.expect(Tensor::ones({70001}, c.dtype(), c.device()), Ref(Shape{70001}, 1), kExact);
                    }});
-  cases.push_back({Op::Full, "", kShapeLayouts, [](Ctx& c) {
-                     const Shape s = c.shape({4, 9});
-                     for (const auto& [v, want] : fill_values(c.dtype())) {
-                       const Tensor t = Tensor::full(s, v, c.dtype(), c.device());
-                       const size_t before = c.failures().size();
-                       c.expect(t, Ref(s, want), kExact);
-                       if (c.failures().size() > before) c.fail("full with " + num(v.is_int ? double(v.i) : v.f));
-                     }
-                     // Integers beyond 2^53 are exact (the reference values are doubles, so check here).
-                     if (c.dtype() == DType::I64) {
-                       const int64_t big = (int64_t{1} << 62) + 1;
-                       for (int64_t v : {big, -big, INT64_MAX, INT64_MIN}) {
-                         const auto got = Tensor::full(s, Scalar(v), DType::I64, c.device()).to(Device::cpu()).to_vector<int64_t>();
-                         for (int64_t g : got) c.check(g == v, "full i64 " + std::to_string(v) + " read back " + std::to_string(g));
-                       }
-                     }
-                     if (c.dtype() == DType::U32) {
-                       const auto got = Tensor::full(s, Scalar(4000000001u), DType::U32, c.device()).to(Device::cpu()).to_vector<uint32_t>();
-                       for (uint32_t g : got) c.check(g == 4000000001u, "full u32 4000000001 read back " + std::to_string(g));
-                     }
-                     // A negative float keeps its sign bit through zero.
-                     if (is_float(c.dtype())) {
-                       const Tensor z = Tensor::full({1}, Scalar(-0.0), c.dtype(), c.device());
-                       c.check(std::signbit(to_ref(z).v[0]), "full(-0.0) lost the sign");
-                     }
-                   }});
-  cases.push_back({Op::Arange, "", layout_bit(LayoutKind::Contiguous) | layout_bit(LayoutKind::ZeroSize),
-                   [](Ctx& c) {
+  cases.push_back(
+      {Op::Full, "", kShapeLayouts, [](Ctx& c) {
+         const Shape s = c.shape({4, 9});
+         for (const auto& [v, want] : fill_values(c.dtype())) {
+           const Tensor t = Tensor::full(s, v, c.dtype(), c.device());
+           const size_t before = c.failures().size();
+           c.expect(t, Ref(s, want), kExact);
+           if (c.failures().size() > before) c.fail("full with " + num(v.is_int ? double(v.i) : v.f));
+         }
+         // Integers beyond 2^53 are exact (the reference values are doubles, so check here).
+         if (c.dtype() == DType::I64) {
+           const int64_t big = (int64_t{1} << 62) + 1;
+           for (int64_t v : {big, -big, INT64_MAX, INT64_MIN}) {
+             const auto got = Tensor::full(s, Scalar(v), DType::I64, c.device()).to(Device::cpu()).to_vector<int64_t>();
+             for (int64_t g : got) c.check(g == v, "full i64 " + std::to_string(v) + " read back " + std::to_string(g));
+           }
+         }
+         if (c.dtype() == DType::U32) {
+           const auto got =
+               Tensor::full(s, Scalar(4000000001u), DType::U32, c.device()).to(Device::cpu()).to_vector<uint32_t>();
+           for (uint32_t g : got) c.check(g == 4000000001u, "full u32 4000000001 read back " + std::to_string(g));
+         }
+         // A negative float keeps its sign bit through zero.
+         if (is_float(c.dtype())) {
+           const Tensor z = Tensor::full({1}, Scalar(-0.0), c.dtype(), c.device());
+           c.check(std::signbit(to_ref(z).v[0]), "full(-0.0) lost the sign");
+         }
+       }});
+  cases.push_back({Op::Arange, "", layout_bit(LayoutKind::Contiguous) | layout_bit(LayoutKind::ZeroSize), [](Ctx& c) {
                      const DType d = c.dtype();
                      std::vector<std::array<double, 3>> args;
                      if (c.layout() == LayoutKind::ZeroSize) {
@@ -165,7 +174,8 @@ void creation_cases(Cases& cases) {
                        if (d != DType::U8) args.push_back({0, 5000, 1});
                        if (d != DType::U8) args.push_back({100000, 100037, 7});
                        if (is_signed(d)) args.insert(args.end(), {{-5, 5, 2}, {4, -4, -3}, {-20, -1, 5}});
-                       if (is_float(d)) args.insert(args.end(), {{0, 1, 0.125}, {2.5, -1, -0.5}, {-1, 1, 0.1}, {0.25, 3, 0.3}});
+                       if (is_float(d))
+                         args.insert(args.end(), {{0, 1, 0.125}, {2.5, -1, -0.5}, {-1, 1, 0.1}, {0.25, 3, 0.3}});
                      }
                      for (const auto& a : args) {
                        // The reference count: every start + i * step strictly before end.
@@ -182,7 +192,8 @@ void creation_cases(Cases& cases) {
                        if (c.failures().size() > before)
                          c.fail("arange(" + num(a[0]) + ", " + num(a[1]) + ", " + num(a[2]) + ")");
                      }
-                     c.expect_throw<InvalidArgument>([&] { (void)Tensor::arange(0, 1, 0, d, c.device()); }, "arange step 0");
+                     c.expect_throw<InvalidArgument>([&] { (void)Tensor::arange(0, 1, 0, d, c.device()); },
+                                                     "arange step 0");
                    }});
 }
 
@@ -197,12 +208,24 @@ void transfer_cases(Cases& cases) {
                      // Special patterns at the start: NaNs with payloads (quiet and signalling) and -0.
                      std::vector<uint64_t> special;
                      switch (d) {
-                       case DType::F32: special = {0x7fc12345, 0xffa00001, 0x7f800001, 0x80000000, 0x7f800000}; break;
-                       case DType::F64: special = {0x7ff8000000abcdefull, 0xfff0000000000001ull, 0x8000000000000000ull}; break;
-                       case DType::F16: special = {0x7d01, 0xfe3f, 0x7c01, 0x8000, 0xfc00}; break;
-                       case DType::BF16: special = {0x7f81, 0xffc1, 0x8000, 0x7f80}; break;
-                       case DType::F8E4M3: special = {0x7f, 0xff, 0x80, 0x78}; break;
-                       default: special = {0, ~uint64_t{0}, 1}; break;
+                       case DType::F32:
+                         special = {0x7fc12345, 0xffa00001, 0x7f800001, 0x80000000, 0x7f800000};
+                         break;
+                       case DType::F64:
+                         special = {0x7ff8000000abcdefull, 0xfff0000000000001ull, 0x8000000000000000ull};
+                         break;
+                       case DType::F16:
+                         special = {0x7d01, 0xfe3f, 0x7c01, 0x8000, 0xfc00};
+                         break;
+                       case DType::BF16:
+                         special = {0x7f81, 0xffc1, 0x8000, 0x7f80};
+                         break;
+                       case DType::F8E4M3:
+                         special = {0x7f, 0xff, 0x80, 0x78};
+                         break;
+                       default:
+                         special = {0, ~uint64_t{0}, 1};
+                         break;
                      }
                      for (size_t i = 0; i < special.size() && (i + 1) * es <= bytes.size(); ++i)
                        std::memcpy(bytes.data() + i * es, &special[i], es);  // little endian
@@ -275,46 +298,47 @@ void const_set_cases(Cases& cases) {
                      check_const_set(c, c.input(c.shape({301, 203})), as_scalar(d, v), v, "large view");
                    }});
   // Explicit views of a larger tensor: the rest of the storage keeps its values.
-  cases.push_back({Op::ConstSet, "views", kContiguousOnly, [](Ctx& c) {
-                     const DType d = c.dtype();
-                     const double v = set_value(d);
-                     const Scalar sv = as_scalar(d, v);
-                     auto fresh = [&] { return c.input(Shape{6, 8}, 0, 50); };
-                     check_const_set(c, fresh().t(), sv, v, "transposed");
-                     check_const_set(c, fresh().narrow(1, 2, 3), sv, v, "narrowed columns");
-                     check_const_set(c, fresh().narrow(0, 1, 2), sv, v, "rows 1..2");
-                     check_const_set(c, fresh().select(0, 4), sv, v, "row 4");
-                     check_const_set(c, fresh().select(1, 5), sv, v, "column 5");
-                     check_const_set(c, fresh().t().narrow(0, 3, 4).narrow(1, 1, 3), sv, v, "transposed window");
-                     check_const_set(c, fresh().reshape({2, 3, 8}).permute({2, 0, 1}).narrow(0, 0, 5), sv, v, "permuted");
-                     check_const_set(c, fresh().narrow(1, 0, 0), sv, v, "empty view");
-                     check_const_set(c, fresh().select(0, 2).narrow(0, 1, 1).broadcast_as({4, 1}), sv, v, "broadcast");
-                     check_const_set(c, c.input(Shape{2, 3, 4, 2, 3, 5}, 0, 50).narrow(5, 1, 3).narrow(3, 1, 1), sv, v,
-                                     "rank 6");
-                     // Fill values that saturate or round.
-                     for (const auto& [fv, want] : fill_values(d)) check_const_set(c, fresh().t(), fv, want, "fill value");
-                   }});
+  cases.push_back(
+      {Op::ConstSet, "views", kContiguousOnly, [](Ctx& c) {
+         const DType d = c.dtype();
+         const double v = set_value(d);
+         const Scalar sv = as_scalar(d, v);
+         auto fresh = [&] { return c.input(Shape{6, 8}, 0, 50); };
+         check_const_set(c, fresh().t(), sv, v, "transposed");
+         check_const_set(c, fresh().narrow(1, 2, 3), sv, v, "narrowed columns");
+         check_const_set(c, fresh().narrow(0, 1, 2), sv, v, "rows 1..2");
+         check_const_set(c, fresh().select(0, 4), sv, v, "row 4");
+         check_const_set(c, fresh().select(1, 5), sv, v, "column 5");
+         check_const_set(c, fresh().t().narrow(0, 3, 4).narrow(1, 1, 3), sv, v, "transposed window");
+         check_const_set(c, fresh().reshape({2, 3, 8}).permute({2, 0, 1}).narrow(0, 0, 5), sv, v, "permuted");
+         check_const_set(c, fresh().narrow(1, 0, 0), sv, v, "empty view");
+         check_const_set(c, fresh().select(0, 2).narrow(0, 1, 1).broadcast_as({4, 1}), sv, v, "broadcast");
+         check_const_set(c, c.input(Shape{2, 3, 4, 2, 3, 5}, 0, 50).narrow(5, 1, 3).narrow(3, 1, 1), sv, v, "rank 6");
+         // Fill values that saturate or round.
+         for (const auto& [fv, want] : fill_values(d)) check_const_set(c, fresh().t(), fv, want, "fill value");
+       }});
 }
 
 void alloc_cases(Cases& cases) {
-  cases.push_back({Op::AllocUninit, "", kShapeLayouts, [](Ctx& c) {
-                     const DType d = c.dtype();
-                     const Shape s = c.shape({7, 13});
-                     Tensor t = Tensor::empty(s, d, c.device());
-                     c.check(t.shape() == s, "empty has shape " + t.shape().str());
-                     c.check(t.dtype() == d, "empty has dtype " + std::string(dtype_name(t.dtype())));
-                     c.check(t.device() == c.device(), "empty is on " + t.device().location());
-                     c.check(t.is_contiguous() && t.offset() == 0 && t.strides() == contiguous_strides(s),
-                             "empty is not contiguous: " + t.layout().str());
-                     c.check(t.storage() && t.storage()->nbytes() >= t.numel() * dtype_size(d), "storage too small");
-                     const Tensor x = c.input_contiguous(s, d, -50, 50);
-                     t.copy_from(x);
-                     c.expect(t, c.ref(x), kExact);
-                     Tensor u = Tensor::empty(s, d, c.device());
-                     u.const_set(as_scalar(d, set_value(d)));
-                     c.expect(u, Ref(s, set_value(d)), kExact);
-                     c.expect_throw<ShapeError>([&] { (void)Tensor::empty({2, -3}, d, c.device()); }, "empty with a negative dim");
-                   }});
+  cases.push_back(
+      {Op::AllocUninit, "", kShapeLayouts, [](Ctx& c) {
+         const DType d = c.dtype();
+         const Shape s = c.shape({7, 13});
+         Tensor t = Tensor::empty(s, d, c.device());
+         c.check(t.shape() == s, "empty has shape " + t.shape().str());
+         c.check(t.dtype() == d, "empty has dtype " + std::string(dtype_name(t.dtype())));
+         c.check(t.device() == c.device(), "empty is on " + t.device().location());
+         c.check(t.is_contiguous() && t.offset() == 0 && t.strides() == contiguous_strides(s),
+                 "empty is not contiguous: " + t.layout().str());
+         c.check(t.storage() && t.storage()->nbytes() >= t.numel() * dtype_size(d), "storage too small");
+         const Tensor x = c.input_contiguous(s, d, -50, 50);
+         t.copy_from(x);
+         c.expect(t, c.ref(x), kExact);
+         Tensor u = Tensor::empty(s, d, c.device());
+         u.const_set(as_scalar(d, set_value(d)));
+         c.expect(u, Ref(s, set_value(d)), kExact);
+         c.expect_throw<ShapeError>([&] { (void)Tensor::empty({2, -3}, d, c.device()); }, "empty with a negative dim");
+       }});
 }
 
 // ---- random ---------------------------------------------------------------------------------
@@ -400,9 +424,10 @@ void random_cases(Cases& cases) {
                      Ref want(s);
                      const philox::Keys ks = philox::seed_keys(seed);
                      for (size_t i = 0; i < want.v.size(); ++i)
-                       want.v[i] = d == DType::F64 ? philox::normal_f64(ks, start, i, mean, sd)
-                                                   : round_to(d, philox::normal_f32(ks, start, i, static_cast<float>(mean),
-                                                                                    static_cast<float>(sd)));
+                       want.v[i] = d == DType::F64
+                                       ? philox::normal_f64(ks, start, i, mean, sd)
+                                       : round_to(d, philox::normal_f32(ks, start, i, static_cast<float>(mean),
+                                                                        static_cast<float>(sd)));
                      // GPUs may differ from the CPU's libm in the last bits of log / sin / cos.
                      const Tol tol = tol_for(d, 2);
                      c.expect(t, want, Tol{tol.atol * sd, tol.rtol});

@@ -83,77 +83,152 @@ double sign_ref(double v) {
 
 void register_unary(Cases& cases) {
   auto ex = [](double v) { return std::exp(v); };
-  add_unary(cases, {Op::Affine, "", [](const Tensor& x) { return x.affine(1.5, -0.25); },
-                    [](double v) { return v * 1.5 - 0.25; }, {-2, 2}, {-1e12, 1e12},
+  add_unary(cases, {Op::Affine,
+                    "",
+                    [](const Tensor& x) { return x.affine(1.5, -0.25); },
+                    [](double v) { return v * 1.5 - 0.25; },
+                    {-2, 2},
+                    {-1e12, 1e12},
                     // integers: computed in f64, converted with saturation and truncation
-                    [](DType d, double v) { return round_to(d, v * 1.5 - 0.25); }, 2});
-  add_unary(cases, {Op::Affine, "negative mul", [](const Tensor& x) { return x.affine(-3, 7); },
-                    [](double v) { return 7 - 3 * v; }, {-2, 2}, {-1e12, 1e12},
-                    [](DType d, double v) { return round_to(d, 7 - 3 * v); }, 2});
-  add_unary(cases, {Op::Powf, "", [](const Tensor& x) { return x.powf(2.5); },
-                    [](double v) { return std::pow(v, 2.5); }, {0.1, 2.5}, {}, nullptr, 2});
-  add_unary(cases, {Op::Powf, "integer exponent, negative base", [](const Tensor& x) { return x.powf(3); },
-                    [](double v) { return v * v * v; }, {-2, 2}, {}, nullptr, 2});
-  add_unary(cases, {Op::Elu, "", [](const Tensor& x) { return x.elu(0.7); },
-                    [](double v) { return v > 0 ? v : 0.7 * (std::exp(v) - 1); }, {-3, 2}, {}, nullptr, 2});
-  add_unary(cases, {Op::LeakyRelu, "", [](const Tensor& x) { return x.leaky_relu(); },
-                    [](double v) { return v > 0 ? v : 0.01 * v; }, {-3, 2}, {}, nullptr, 2});
-  add_unary(cases, {Op::LeakyRelu, "slope above 1", [](const Tensor& x) { return x.leaky_relu(1.75); },
-                    [](double v) { return v > 0 ? v : 1.75 * v; }, {-3, 2}, {}, nullptr, 2});
-  add_unary(cases, {Op::Clamp, "", [](const Tensor& x) { return x.clamp(-0.5, 1.25); },
-                    [](double v) { return std::min(std::max(v, -0.5), 1.25); }, {-2, 2}, {-1e12, 1e12},
+                    [](DType d, double v) { return round_to(d, v * 1.5 - 0.25); },
+                    2});
+  add_unary(cases, {Op::Affine,
+                    "negative mul",
+                    [](const Tensor& x) { return x.affine(-3, 7); },
+                    [](double v) { return 7 - 3 * v; },
+                    {-2, 2},
+                    {-1e12, 1e12},
+                    [](DType d, double v) { return round_to(d, 7 - 3 * v); },
+                    2});
+  add_unary(cases, {Op::Powf,
+                    "",
+                    [](const Tensor& x) { return x.powf(2.5); },
+                    [](double v) { return std::pow(v, 2.5); },
+                    {0.1, 2.5},
+                    {},
+                    nullptr,
+                    2});
+  add_unary(cases, {Op::Powf,
+                    "integer exponent, negative base",
+                    [](const Tensor& x) { return x.powf(3); },
+                    [](double v) { return v * v * v; },
+                    {-2, 2},
+                    {},
+                    nullptr,
+                    2});
+  add_unary(cases, {Op::Elu,
+                    "",
+                    [](const Tensor& x) { return x.elu(0.7); },
+                    [](double v) { return v > 0 ? v : 0.7 * (std::exp(v) - 1); },
+                    {-3, 2},
+                    {},
+                    nullptr,
+                    2});
+  add_unary(cases, {Op::LeakyRelu,
+                    "",
+                    [](const Tensor& x) { return x.leaky_relu(); },
+                    [](double v) { return v > 0 ? v : 0.01 * v; },
+                    {-3, 2},
+                    {},
+                    nullptr,
+                    2});
+  add_unary(cases, {Op::LeakyRelu,
+                    "slope above 1",
+                    [](const Tensor& x) { return x.leaky_relu(1.75); },
+                    [](double v) { return v > 0 ? v : 1.75 * v; },
+                    {-3, 2},
+                    {},
+                    nullptr,
+                    2});
+  add_unary(cases, {Op::Clamp,
+                    "",
+                    [](const Tensor& x) { return x.clamp(-0.5, 1.25); },
+                    [](double v) { return std::min(std::max(v, -0.5), 1.25); },
+                    {-2, 2},
+                    {-1e12, 1e12},
                     // fractional bounds of an integer tensor move inward: [0, 1]
                     [](DType, double v) { return std::min(std::max(v, 0.0), 1.0); }});
-  add_unary(cases, {Op::Clamp, "integer bounds",
+  add_unary(cases, {Op::Clamp,
+                    "integer bounds",
                     [](const Tensor& x) { return x.clamp(int64_t{-7}, int64_t{200}); },
-                    [](double v) { return std::min(std::max(v, -7.0), 200.0); }, {-300, 300}, {-1000, 1000}});
+                    [](double v) { return std::min(std::max(v, -7.0), 200.0); },
+                    {-300, 300},
+                    {-1000, 1000}});
   add_unary(cases, {Op::Exp, "", [](const Tensor& x) { return x.exp(); }, ex});
-  add_unary(cases, {Op::Log, "", [](const Tensor& x) { return x.log(); }, [](double v) { return std::log(v); },
-                    {0.05, 4}});
-  add_unary(cases, {Op::Sin, "", [](const Tensor& x) { return x.sin(); }, [](double v) { return std::sin(v); },
-                    {-4, 4}});
-  add_unary(cases, {Op::Cos, "", [](const Tensor& x) { return x.cos(); }, [](double v) { return std::cos(v); },
-                    {-4, 4}});
-  add_unary(cases, {Op::Tanh, "", [](const Tensor& x) { return x.tanh(); }, [](double v) { return std::tanh(v); },
-                    {-3, 3}});
+  add_unary(cases,
+            {Op::Log, "", [](const Tensor& x) { return x.log(); }, [](double v) { return std::log(v); }, {0.05, 4}});
+  add_unary(cases,
+            {Op::Sin, "", [](const Tensor& x) { return x.sin(); }, [](double v) { return std::sin(v); }, {-4, 4}});
+  add_unary(cases,
+            {Op::Cos, "", [](const Tensor& x) { return x.cos(); }, [](double v) { return std::cos(v); }, {-4, 4}});
+  add_unary(cases,
+            {Op::Tanh, "", [](const Tensor& x) { return x.tanh(); }, [](double v) { return std::tanh(v); }, {-3, 3}});
   add_unary(cases, {Op::Neg, "", [](const Tensor& x) { return x.neg(); }, [](double v) { return -v; }});
-  add_unary(cases, {Op::Recip, "", [](const Tensor& x) { return x.recip(); }, [](double v) { return 1 / v; },
-                    {0.25, 3}});
-  add_unary(cases, {Op::Recip, "negative", [](const Tensor& x) { return x.recip(); },
-                    [](double v) { return 1 / v; }, {-3, -0.25}});
+  add_unary(cases,
+            {Op::Recip, "", [](const Tensor& x) { return x.recip(); }, [](double v) { return 1 / v; }, {0.25, 3}});
+  add_unary(
+      cases,
+      {Op::Recip, "negative", [](const Tensor& x) { return x.recip(); }, [](double v) { return 1 / v; }, {-3, -0.25}});
   // Integer squares wrap: u8 and u32 over their whole range, i64 up to 1e12 (1e24 wraps).
-  add_unary(cases, {Op::Sqr, "", [](const Tensor& x) { return x.sqr(); }, [](double v) { return v * v; }, {-2, 2},
-                    {-1e12, 1e12}, [](DType d, double v) { return wrap_int(d, as_int(v) * as_int(v)); }});
-  add_unary(cases, {Op::Sqrt, "", [](const Tensor& x) { return x.sqrt(); }, [](double v) { return std::sqrt(v); },
-                    {0, 4}});
+  add_unary(cases, {Op::Sqr,
+                    "",
+                    [](const Tensor& x) { return x.sqr(); },
+                    [](double v) { return v * v; },
+                    {-2, 2},
+                    {-1e12, 1e12},
+                    [](DType d, double v) { return wrap_int(d, as_int(v) * as_int(v)); }});
+  add_unary(cases,
+            {Op::Sqrt, "", [](const Tensor& x) { return x.sqrt(); }, [](double v) { return std::sqrt(v); }, {0, 4}});
   add_unary(cases, {Op::Abs, "", [](const Tensor& x) { return x.abs(); }, [](double v) { return std::fabs(v); }});
-  add_unary(cases, {Op::Ceil, "", [](const Tensor& x) { return x.ceil(); }, [](double v) { return std::ceil(v); },
-                    {-3, 3}});
-  add_unary(cases, {Op::Floor, "", [](const Tensor& x) { return x.floor(); },
-                    [](double v) { return std::floor(v); }, {-3, 3}});
+  add_unary(cases,
+            {Op::Ceil, "", [](const Tensor& x) { return x.ceil(); }, [](double v) { return std::ceil(v); }, {-3, 3}});
+  add_unary(
+      cases,
+      {Op::Floor, "", [](const Tensor& x) { return x.floor(); }, [](double v) { return std::floor(v); }, {-3, 3}});
   // Half away from zero; bf16/f16/f8 inputs include the ties +-0.5, +-1.5, +-2.5.
-  add_unary(cases, {Op::Round, "", [](const Tensor& x) { return x.round(); },
+  add_unary(cases, {Op::Round,
+                    "",
+                    [](const Tensor& x) { return x.round(); },
                     [](double v) {
                       const double a = std::floor(std::fabs(v) + 0.5);
                       return v < 0 ? -a : a;
                     },
                     {-3, 3}});
   add_unary(cases, {Op::Sign, "", [](const Tensor& x) { return x.sign(); }, sign_ref, {-2, 2}, {-3, 3}});
-  add_unary(cases, {Op::Relu, "", [](const Tensor& x) { return x.relu(); },
-                    [](double v) { return v > 0 ? v : 0.0; }});
-  add_unary(cases, {Op::Gelu, "", [](const Tensor& x) { return x.gelu(); },
+  add_unary(cases, {Op::Relu, "", [](const Tensor& x) { return x.relu(); }, [](double v) { return v > 0 ? v : 0.0; }});
+  add_unary(cases, {Op::Gelu,
+                    "",
+                    [](const Tensor& x) { return x.gelu(); },
                     [](double v) {
                       const double k = std::sqrt(2 / 3.14159265358979323846);
                       return 0.5 * v * (1 + std::tanh(k * (v + 0.044715 * v * v * v)));
                     },
-                    {-3, 3}, {}, nullptr, 2});
-  add_unary(cases, {Op::GeluErf, "", [](const Tensor& x) { return x.gelu_erf(); },
-                    [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); }, {-3, 3}, {}, nullptr, 2});
+                    {-3, 3},
+                    {},
+                    nullptr,
+                    2});
+  add_unary(cases, {Op::GeluErf,
+                    "",
+                    [](const Tensor& x) { return x.gelu_erf(); },
+                    [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); },
+                    {-3, 3},
+                    {},
+                    nullptr,
+                    2});
   add_unary(cases, {Op::Erf, "", [](const Tensor& x) { return x.erf(); }, [](double v) { return std::erf(v); }});
-  add_unary(cases, {Op::Silu, "", [](const Tensor& x) { return x.silu(); },
-                    [](double v) { return v / (1 + std::exp(-v)); }, {-4, 4}, {}, nullptr, 2});
-  add_unary(cases, {Op::Sigmoid, "", [](const Tensor& x) { return x.sigmoid(); },
-                    [](double v) { return 1 / (1 + std::exp(-v)); }, {-6, 6}});
+  add_unary(cases, {Op::Silu,
+                    "",
+                    [](const Tensor& x) { return x.silu(); },
+                    [](double v) { return v / (1 + std::exp(-v)); },
+                    {-4, 4},
+                    {},
+                    nullptr,
+                    2});
+  add_unary(cases, {Op::Sigmoid,
+                    "",
+                    [](const Tensor& x) { return x.sigmoid(); },
+                    [](double v) { return 1 / (1 + std::exp(-v)); },
+                    {-6, 6}});
 }
 
 // ---- binary ----------------------------------------------------------------------------------
@@ -208,8 +283,7 @@ void add_binary(Cases& cases, const BinarySpec& s) {
                      c.expect(s.run(a2, b2), expected(c.dtype(), c.ref(a2), c.ref(b2)));
                    }});
   // Big enough to be split over threads (and chunks within a row); a row broadcast along dim 0.
-  cases.push_back({s.op, "large", layout_bit(LayoutKind::Contiguous) | layout_bit(LayoutKind::Transposed),
-                   [=](Ctx& c) {
+  cases.push_back({s.op, "large", layout_bit(LayoutKind::Contiguous) | layout_bit(LayoutKind::Transposed), [=](Ctx& c) {
                      const auto [ra, rb] = ranges(c.dtype());
                      Tensor a = c.input(c.shape({150, 520}), ra.lo, ra.hi);
                      Tensor b = c.input(c.shape({150, 520}), rb.lo, rb.hi);
@@ -236,15 +310,24 @@ void register_binary(Cases& cases) {
                      [](double x, double y) { return x * y; },
                      [](DType d, double x, double y) { return wrap_int(d, as_int(x) * as_int(y)); }});
   // Float divisors away from 0; integer divisors small, zero included.
-  add_binary(cases, {Op::Div, [](const Tensor& a, const Tensor& b) { return a.div(b); },
-                     [](double x, double y) { return x / y; }, [](DType, double x, double y) { return idiv(x, y); },
-                     {-2, 2}, {0.4, 2}, {-1e12, 1e12}, {-5, 5}});
+  add_binary(cases, {Op::Div,
+                     [](const Tensor& a, const Tensor& b) { return a.div(b); },
+                     [](double x, double y) { return x / y; },
+                     [](DType, double x, double y) { return idiv(x, y); },
+                     {-2, 2},
+                     {0.4, 2},
+                     {-1e12, 1e12},
+                     {-5, 5}});
   add_binary(cases, {Op::Maximum, [](const Tensor& a, const Tensor& b) { return a.maximum(b); },
                      [](double x, double y) { return x > y ? x : y; }, nullptr});
   add_binary(cases, {Op::Minimum, [](const Tensor& a, const Tensor& b) { return a.minimum(b); },
                      [](double x, double y) { return x < y ? x : y; }, nullptr});
-  add_binary(cases, {Op::Pow, [](const Tensor& a, const Tensor& b) { return a.pow(b); },
-                     [](double x, double y) { return std::pow(x, y); }, nullptr, {0.1, 2}, {-2, 2}});
+  add_binary(cases, {Op::Pow,
+                     [](const Tensor& a, const Tensor& b) { return a.pow(b); },
+                     [](double x, double y) { return std::pow(x, y); },
+                     nullptr,
+                     {0.1, 2},
+                     {-2, 2}});
 }
 
 // Values from a small set (so that equal pairs are common), NaN included for floats.
@@ -259,7 +342,9 @@ Ref pick_values(Ctx& c, const Shape& s) {
 }
 
 void add_compare(Cases& cases, Op op, BinaryRun run, std::function<bool(double, double)> f) {
-  auto expected = [f](const Ref& a, const Ref& b) { return map2(a, b, [&](double x, double y) { return f(x, y) ? 1.0 : 0.0; }); };
+  auto expected = [f](const Ref& a, const Ref& b) {
+    return map2(a, b, [&](double x, double y) { return f(x, y) ? 1.0 : 0.0; });
+  };
   cases.push_back({op, "same shape", kAllLayouts, [=](Ctx& c) {
                      Tensor a = c.input_values(pick_values(c, c.shape({17, 13})), c.dtype());
                      Tensor b = c.input_values(pick_values(c, c.shape({17, 13})), c.dtype());
@@ -277,18 +362,24 @@ void add_compare(Cases& cases, Op op, BinaryRun run, std::function<bool(double, 
 
 void register_compare(Cases& cases) {
   // IEEE in double: every comparison with NaN is false except !=.
-  add_compare(cases, Op::Eq, [](const Tensor& a, const Tensor& b) { return a.eq(b); },
-              [](double x, double y) { return x == y; });
-  add_compare(cases, Op::Ne, [](const Tensor& a, const Tensor& b) { return a.ne(b); },
-              [](double x, double y) { return x != y; });
-  add_compare(cases, Op::Lt, [](const Tensor& a, const Tensor& b) { return a.lt(b); },
-              [](double x, double y) { return x < y; });
-  add_compare(cases, Op::Le, [](const Tensor& a, const Tensor& b) { return a.le(b); },
-              [](double x, double y) { return x <= y; });
-  add_compare(cases, Op::Gt, [](const Tensor& a, const Tensor& b) { return a.gt(b); },
-              [](double x, double y) { return x > y; });
-  add_compare(cases, Op::Ge, [](const Tensor& a, const Tensor& b) { return a.ge(b); },
-              [](double x, double y) { return x >= y; });
+  add_compare(
+      cases, Op::Eq, [](const Tensor& a, const Tensor& b) { return a.eq(b); },
+      [](double x, double y) { return x == y; });
+  add_compare(
+      cases, Op::Ne, [](const Tensor& a, const Tensor& b) { return a.ne(b); },
+      [](double x, double y) { return x != y; });
+  add_compare(
+      cases, Op::Lt, [](const Tensor& a, const Tensor& b) { return a.lt(b); },
+      [](double x, double y) { return x < y; });
+  add_compare(
+      cases, Op::Le, [](const Tensor& a, const Tensor& b) { return a.le(b); },
+      [](double x, double y) { return x <= y; });
+  add_compare(
+      cases, Op::Gt, [](const Tensor& a, const Tensor& b) { return a.gt(b); },
+      [](double x, double y) { return x > y; });
+  add_compare(
+      cases, Op::Ge, [](const Tensor& a, const Tensor& b) { return a.ge(b); },
+      [](double x, double y) { return x >= y; });
 }
 
 // ---- where_cond ------------------------------------------------------------------------------
@@ -412,20 +503,57 @@ void register_launch_paths(Cases& cases) {
 // Inputs of the conversions: ties, bounds of every dtype, overflow, subnormals, inf and NaN. They
 // are first stored in the source dtype (rounded, saturated) by input_values.
 const std::vector<double>& float_specials() {
-  static const std::vector<double> v = {
-      0,       -0.0,        0.25,         -0.75,         1,           -1,          1.5,         2.5,
-      -2.5,    3.5,         100.7,        255,           255.9,       256,         257,         -1.5,
-      300,     448,         464,          480,           500,         1000,        65504,       65520,
-      70000,   1e6 + 0.5,   16777217,     4294967295.0,  4294967296.0, 5e9,        -5e9,        3.0e38,
-      1e300,   9.3e18,      -9.3e18,      9223372036854775808.0, 1e-3, 1e-5,       6e-8,        1e-40,
-      kInf,    -kInf,       kNaN,         -200.5};
+  static const std::vector<double> v = {0,
+                                        -0.0,
+                                        0.25,
+                                        -0.75,
+                                        1,
+                                        -1,
+                                        1.5,
+                                        2.5,
+                                        -2.5,
+                                        3.5,
+                                        100.7,
+                                        255,
+                                        255.9,
+                                        256,
+                                        257,
+                                        -1.5,
+                                        300,
+                                        448,
+                                        464,
+                                        480,
+                                        500,
+                                        1000,
+                                        65504,
+                                        65520,
+                                        70000,
+                                        1e6 + 0.5,
+                                        16777217,
+                                        4294967295.0,
+                                        4294967296.0,
+                                        5e9,
+                                        -5e9,
+                                        3.0e38,
+                                        1e300,
+                                        9.3e18,
+                                        -9.3e18,
+                                        9223372036854775808.0,
+                                        1e-3,
+                                        1e-5,
+                                        6e-8,
+                                        1e-40,
+                                        kInf,
+                                        -kInf,
+                                        kNaN,
+                                        -200.5};
   return v;
 }
 const std::vector<double>& int_specials() {
   static const std::vector<double> v = {
       0, 1, 2, 127, 128, 255, 256, 257, -1, -255, 65535, 65536, 4294967295.0, 4294967296.0, -4294967296.0,
       // above a bf16 tie by less than an f32 ulp: one rounding, not two
-      1077936129.0,                                   // 2^30 + 2^22 + 1
+      1077936129.0,                                          // 2^30 + 2^22 + 1
       4629700416936869888.0 + 18014398509481984.0 + 1024.0,  // 2^62 + 2^54 + 2^10
       16777217, 16777219, 9007199254740992.0, -9007199254740992.0, 123456789, -987654321, 448, 449, 65519, 65520};
   return v;

@@ -37,7 +37,8 @@ Ref ref_index_select(const Ref& src, const Ref& ids, size_t dim) {
   Ref out(s);
   int64_t flat = 0;
   for_each_index(s, [&](const std::vector<int64_t>& idx) {
-    out.v[static_cast<size_t>(flat++)] = src.at(with(idx, dim, static_cast<int64_t>(ids.v[static_cast<size_t>(idx[dim])])));
+    out.v[static_cast<size_t>(flat++)] =
+        src.at(with(idx, dim, static_cast<int64_t>(ids.v[static_cast<size_t>(idx[dim])])));
   });
   return out;
 }
@@ -77,7 +78,8 @@ Ref ref_cat(const std::vector<const Ref*>& parts, size_t dim) {
   Ref out(s);
   int64_t at = 0;
   for (const Ref* p : parts) {
-    for_each_index(p->shape, [&](const std::vector<int64_t>& idx) { out.at(with(idx, dim, idx[dim] + at)) = p->at(idx); });
+    for_each_index(p->shape,
+                   [&](const std::vector<int64_t>& idx) { out.at(with(idx, dim, idx[dim] + at)) = p->at(idx); });
     at += p->shape[dim];
   }
   return out;
@@ -90,8 +92,8 @@ Ref ref_matmul(Ref a, Ref b, double* abs_sum) {
   if (vb) b.shape = {b.shape[0], 1};
   const size_t ra = a.shape.size(), rb = b.shape.size();
   const int64_t m = a.shape[ra - 2], k = a.shape[ra - 1], n = b.shape[rb - 1];
-  const Shape batch = broadcast_shapes(Shape(a.shape.begin(), a.shape.end() - 2), Shape(b.shape.begin(), b.shape.end() - 2),
-                                       "ref_matmul");
+  const Shape batch = broadcast_shapes(Shape(a.shape.begin(), a.shape.end() - 2),
+                                       Shape(b.shape.begin(), b.shape.end() - 2), "ref_matmul");
   Shape s = batch;
   s.push_back(m);
   s.push_back(n);
@@ -157,7 +159,8 @@ void case_index_select(Ctx& c) {
       const Tensor table = c.input_contiguous({5, 3}, idt, 0, hi);
       Ref column({5});
       for (int64_t i = 0; i < 5; ++i) column.v[static_cast<size_t>(i)] = c.ref(table).at({i, 1});
-      c.expect(src.index_select(table.select(1, 1), static_cast<int64_t>(dim)), ref_index_select(c.ref(src), column, dim));
+      c.expect(src.index_select(table.select(1, 1), static_cast<int64_t>(dim)),
+               ref_index_select(c.ref(src), column, dim));
     }
 }
 
@@ -168,8 +171,10 @@ void case_gather(Ctx& c) {
     for (size_t dim : {size_t{0}, r - 3, r - 2, r - 1}) {
       Shape is = src.shape();
       for (size_t d = 0; d < r; ++d) {
-        if (d == dim) is[d] = src.shape()[d] == 0 ? 0 : 7;  // longer than src along dim: ids may repeat
-        else if (is[d] > 1) is[d] -= 1;                     // shorter than src elsewhere
+        if (d == dim)
+          is[d] = src.shape()[d] == 0 ? 0 : 7;  // longer than src along dim: ids may repeat
+        else if (is[d] > 1)
+          is[d] -= 1;  // shorter than src elsewhere
       }
       const int64_t size = src.shape()[dim];
       const Tensor ids = c.input(is, idt, 0, static_cast<double>(std::max<int64_t>(size - 1, 0)));
@@ -185,7 +190,8 @@ Ref distinct_ids(Ctx& c, const Shape& ids_shape, size_t dim, int64_t size) {
     if (idx[dim] != 0) return;
     std::iota(perm.begin(), perm.end(), 0);
     std::shuffle(perm.begin(), perm.end(), c.rng());
-    for (int64_t i = 0; i < ids_shape[dim]; ++i) r.at(with(idx, dim, i)) = static_cast<double>(perm[static_cast<size_t>(i)]);
+    for (int64_t i = 0; i < ids_shape[dim]; ++i)
+      r.at(with(idx, dim, i)) = static_cast<double>(perm[static_cast<size_t>(i)]);
   });
   return r;
 }
@@ -195,8 +201,10 @@ void scatter_shapes(const Shape& dst, size_t dim, int64_t along, Shape* ids, Sha
   *ids = dst;
   *src = dst;
   for (size_t d = 0; d < dst.size(); ++d) {
-    if (d == dim) (*ids)[d] = dst[d] == 0 ? 0 : along;
-    else if ((*ids)[d] > 1) (*ids)[d] -= 1;
+    if (d == dim)
+      (*ids)[d] = dst[d] == 0 ? 0 : along;
+    else if ((*ids)[d] > 1)
+      (*ids)[d] -= 1;
     (*src)[d] = (*ids)[d] + 1;
   }
 }
@@ -242,11 +250,13 @@ void index_add_body(Ctx& c, const Shape& dst_shape, int64_t n_ids) {
   for (DType idt : kIdDTypes)
     for (size_t dim : {size_t{0}, r - 2, r - 1}) {
       const int64_t size = dst.shape()[dim];
-      const Tensor ids = c.input(size == 0 ? Shape{0} : ids_shape(c, n_ids), idt, 0, static_cast<double>(std::max<int64_t>(size - 1, 0)));
+      const Tensor ids = c.input(size == 0 ? Shape{0} : ids_shape(c, n_ids), idt, 0,
+                                 static_cast<double>(std::max<int64_t>(size - 1, 0)));
       Shape ss = dst.shape();
       ss[dim] = ids.numel();
       const Tensor src = c.input_values(small_ints(c, ss, -2, 2), c.dtype());
-      c.expect(dst.index_add(ids, src, static_cast<int64_t>(dim)), ref_index_add(c.ref(dst), c.ref(ids), c.ref(src), dim));
+      c.expect(dst.index_add(ids, src, static_cast<int64_t>(dim)),
+               ref_index_add(c.ref(dst), c.ref(ids), c.ref(src), dim));
     }
 }
 
@@ -281,7 +291,9 @@ void case_copy_strided(Ctx& c) {
   Tensor dst = Tensor::zeros(s, c.dtype(), c.device());
   dst.copy_from(f64src);
   Ref expected(s);
-  for_each_index(s, [&](const std::vector<int64_t>& idx) { expected.at(idx) = round_to(c.dtype(), c.ref(f64src).at(with(idx, 0, 0))); });
+  for_each_index(s, [&](const std::vector<int64_t>& idx) {
+    expected.at(idx) = round_to(c.dtype(), c.ref(f64src).at(with(idx, 0, 0)));
+  });
   c.expect(dst, expected);
 }
 

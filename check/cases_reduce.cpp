@@ -49,8 +49,10 @@ Ref reduce_ref(const Ref& x, const std::vector<size_t>& red, bool keepdim, RK ki
   for (size_t d : red) is_red[d] = true;
   Shape out_shape, red_shape;
   for (size_t d = 0; d < x.shape.size(); ++d) {
-    if (!is_red[d]) out_shape.push_back(x.shape[d]);
-    else if (keepdim) out_shape.push_back(1);
+    if (!is_red[d])
+      out_shape.push_back(x.shape[d]);
+    else if (keepdim)
+      out_shape.push_back(1);
     if (is_red[d]) red_shape.push_back(x.shape[d]);
   }
   const size_t n_out = static_cast<size_t>(out_shape.numel());
@@ -60,8 +62,10 @@ Ref reduce_ref(const Ref& x, const std::vector<size_t>& red, bool keepdim, RK ki
   for_each_index(x.shape, [&](const std::vector<int64_t>& idx) {
     int64_t o = 0, r = 0;
     for (size_t d = 0; d < idx.size(); ++d) {
-      if (!is_red[d]) o = o * x.shape[d] + idx[d];
-      else r = r * x.shape[d] + idx[d];
+      if (!is_red[d])
+        o = o * x.shape[d] + idx[d];
+      else
+        r = r * x.shape[d] + idx[d];
     }
     const double v = x.v[static_cast<size_t>(flat++)];
     const size_t k = static_cast<size_t>(o);
@@ -116,9 +120,9 @@ const std::vector<RedVariant>& red_variants() {
       {"multiple keepdim", {4, 5, 6, 3}, {3, 1}, true},
       {"all", {6, 7, 8}, {}, false},
       {"all keepdim", {6, 7, 8}, {0, 1, 2}, true},
-      {"long rows", {3, 5000}, {-1}, false, true},  // several pairwise blocks per row
+      {"long rows", {3, 5000}, {-1}, false, true},     // several pairwise blocks per row
       {"long columns", {1500, 20}, {0}, false, true},  // column mode with a cascade flush
-      {"split", {1, 140001}, {-1}, false, true},  // fewer outputs than threads: range split
+      {"split", {1, 140001}, {-1}, false, true},       // fewer outputs than threads: range split
       {"split columns", {70001, 2}, {0}, false, true},
   };
   return v;
@@ -142,12 +146,18 @@ void add_reduce_cases(Cases& cases, Op op, RK kind) {
                        for (size_t d : red) n *= s[d];
                        auto run = [&]() {
                          switch (kind) {
-                           case RK::Sum: return x.sum(dims, rv.keepdim);
-                           case RK::Mean: return x.mean(dims, rv.keepdim);
-                           case RK::Min: return x.min(dims, rv.keepdim);
-                           case RK::Max: return x.max(dims, rv.keepdim);
-                           case RK::ArgMin: return x.argmin(dims, rv.keepdim);
-                           case RK::ArgMax: return x.argmax(dims, rv.keepdim);
+                           case RK::Sum:
+                             return x.sum(dims, rv.keepdim);
+                           case RK::Mean:
+                             return x.mean(dims, rv.keepdim);
+                           case RK::Min:
+                             return x.min(dims, rv.keepdim);
+                           case RK::Max:
+                             return x.max(dims, rv.keepdim);
+                           case RK::ArgMin:
+                             return x.argmin(dims, rv.keepdim);
+                           case RK::ArgMax:
+                             return x.argmax(dims, rv.keepdim);
                          }
                          return Tensor();
                        };

@@ -71,7 +71,9 @@ double round_to(DType d, double v) {
   return dispatch(d, [&]<class T>() { return static_cast<double>(convert<double>(convert<T>(v))); });
 }
 
-Ref round_to(DType d, const Ref& r) { return map(r, [d](double v) { return round_to(d, v); }); }
+Ref round_to(DType d, const Ref& r) {
+  return map(r, [d](double v) { return round_to(d, v); });
+}
 
 std::vector<DType> dtypes_in(uint32_t mask) {
   std::vector<DType> v;
@@ -282,9 +284,11 @@ std::string compare(const Ref& out, const Ref& ref, Tol tol) {
 void Ctx::expect(const Tensor& out, const Ref& expected, DType dtype, Tol tol) {
   if (!out.defined()) return fail("output is undefined");
   if (out.dtype() != dtype)
-    return fail("output dtype " + std::string(dtype_name(out.dtype())) + ", expected " + std::string(dtype_name(dtype)));
+    return fail("output dtype " + std::string(dtype_name(out.dtype())) + ", expected " +
+                std::string(dtype_name(dtype)));
   if (!out.device().same_device(device_)) return fail("output on " + out.device().location());
-  if (out.shape() != expected.shape) return fail("output shape " + out.shape().str() + ", expected " + expected.shape.str());
+  if (out.shape() != expected.shape)
+    return fail("output shape " + out.shape().str() + ", expected " + expected.shape.str());
   Ref got = to_ref(out);
   if (mode_ == Mode::Record) {
     recorded_.push_back({std::move(got), dtype, tol});
@@ -300,7 +304,8 @@ Outcome run_case(const Case& c, const Device& device, DType dtype, LayoutKind la
   if (!supports(c.op, dtype, device)) return {Status::Unsupported, "not implemented on " + device.location()};
   // The seed depends on the case and dtype only, so the CPU and GPU runs draw the same inputs.
   uint64_t seed = 1469598103934665603ull;
-  for (char ch : std::string(op_name(c.op)) + "/" + c.variant) seed = (seed ^ static_cast<uint8_t>(ch)) * 1099511628211ull;
+  for (char ch : std::string(op_name(c.op)) + "/" + c.variant)
+    seed = (seed ^ static_cast<uint8_t>(ch)) * 1099511628211ull;
   seed ^= static_cast<uint64_t>(dtype) * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(layout);
   auto run = [&](const Device& d, Ctx::Mode mode, Ctx* ctx) -> Outcome {
     (void)d;
@@ -325,7 +330,8 @@ Outcome run_case(const Case& c, const Device& device, DType dtype, LayoutKind la
   Ctx cpu(Device::cpu(), dtype, layout, seed, Ctx::Mode::Record);
   Outcome oc = run(Device::cpu(), Ctx::Mode::Record, &cpu);
   if (oc.status != Status::Pass) return {Status::Fail, "the CPU reference run failed: " + oc.message};
-  if (gpu.recorded().size() != cpu.recorded().size()) return {Status::Fail, "the GPU and CPU runs made different outputs"};
+  if (gpu.recorded().size() != cpu.recorded().size())
+    return {Status::Fail, "the GPU and CPU runs made different outputs"};
   for (size_t i = 0; i < gpu.recorded().size(); ++i) {
     const std::string err = compare(gpu.recorded()[i].value, cpu.recorded()[i].value, gpu.recorded()[i].tol);
     if (!err.empty()) return {Status::Fail, "output " + std::to_string(i) + " vs cpu: " + err};

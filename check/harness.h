@@ -155,8 +155,8 @@ class Ctx {
 };
 
 struct Case {
-  Op op;                 // the row in `wick check`
-  std::string variant;   // what this body covers, for messages ("keepdim", "dim 0", ...)
+  Op op;                // the row in `wick check`
+  std::string variant;  // what this body covers, for messages ("keepdim", "dim 0", ...)
   uint32_t layouts = kAllLayouts;
   std::function<void(Ctx&)> body;
 };

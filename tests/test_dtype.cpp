@@ -226,11 +226,13 @@ TEST(DType, F32RoundingAgainstNearestValueSearch) {
       const uint32_t want = ref_round(t, static_cast<double>(x));
       const uint32_t got = impl_from_f32(f, x);
       if (!same_pattern(f, got, want) && bad++ < 5)
-        ADD_FAILURE() << f.name << " from f32 " << x << " (0x" << std::hex << [&] {
-          uint32_t u;
-          std::memcpy(&u, &x, 4);
-          return u;
-        }() << "): got 0x" << got << ", expected 0x" << want;
+        ADD_FAILURE() << f.name << " from f32 " << x << " (0x" << std::hex <<
+            [&] {
+              uint32_t u;
+              std::memcpy(&u, &x, 4);
+              return u;
+            }() << "): got 0x"
+                      << got << ", expected 0x" << want;
     }
     EXPECT_EQ(bad, 0) << f.name << " over " << xs.size() << " inputs";
   }
@@ -383,12 +385,12 @@ TEST(DType, FloatToIntSaturates) {
   EXPECT_EQ(convert<int64_t>(nan), 0);
   EXPECT_EQ(convert<int64_t>(INFINITY), std::numeric_limits<int64_t>::max());
   // The narrow floats go through f32.
-  EXPECT_EQ(convert<uint8_t>(f16::from_bits(0x7c00)), 255);          // inf
-  EXPECT_EQ(convert<int64_t>(f16::from_bits(0xfc00)), INT64_MIN);    // -inf
-  EXPECT_EQ(convert<uint32_t>(bf16::from_bits(0x7fc0)), 0u);         // NaN
-  EXPECT_EQ(convert<int64_t>(f8e4m3::from_bits(0xff)), 0);           // NaN
+  EXPECT_EQ(convert<uint8_t>(f16::from_bits(0x7c00)), 255);        // inf
+  EXPECT_EQ(convert<int64_t>(f16::from_bits(0xfc00)), INT64_MIN);  // -inf
+  EXPECT_EQ(convert<uint32_t>(bf16::from_bits(0x7fc0)), 0u);       // NaN
+  EXPECT_EQ(convert<int64_t>(f8e4m3::from_bits(0xff)), 0);         // NaN
   EXPECT_EQ(convert<int64_t>(f8e4m3::from_bits(0xfe)), -448);
-  EXPECT_EQ(convert<uint8_t>(f8e4m3::from_bits(0x7e)), 255);         // 448 saturates
+  EXPECT_EQ(convert<uint8_t>(f8e4m3::from_bits(0x7e)), 255);  // 448 saturates
   EXPECT_EQ(convert<uint8_t>(bf16(-0.5f)), 0);
   // Through the cast op on a tensor.
   const std::vector<float> in{300.0f, -5.0f, nan, INFINITY, -INFINITY, 2.9f, -2.9f, 4e9f};
@@ -426,7 +428,8 @@ TEST(DType, I32) {
   EXPECT_EQ(big.to_dtype(DType::I32).to_vector<int32_t>(), (std::vector<int32_t>{5, -3, INT32_MIN}));
   // i32 -> f32 rounds once (2^24 + 1 is not an f32; round to nearest even gives 2^24).
   const Tensor odd = Tensor::from_vector(std::vector<int32_t>{(1 << 24) + 1, INT32_MAX, INT32_MIN}, {3});
-  EXPECT_EQ(odd.to_dtype(DType::F32).to_vector<float>(), (std::vector<float>{16777216.0f, 2147483648.0f, -2147483648.0f}));
+  EXPECT_EQ(odd.to_dtype(DType::F32).to_vector<float>(),
+            (std::vector<float>{16777216.0f, 2147483648.0f, -2147483648.0f}));
   EXPECT_EQ(Scalar(int64_t{5000000000}).as<int32_t>(), INT32_MAX);
   EXPECT_EQ(Scalar(-2.5).as<int32_t>(), -2);
 }

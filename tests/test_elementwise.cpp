@@ -249,12 +249,12 @@ TEST_P(Elementwise, WhereCondEveryConditionDType) {
   const std::vector<float> want = {-1, 2, 3, -4};
   // non-zero values with the low byte / low 32 bits clear must still count as true
   EXPECT_EQ(Tensor::from_vector(std::vector<uint8_t>{0, 1, 255, 0}, {4}, d).where_cond(t, f).to_vector<float>(), want);
-  EXPECT_EQ(Tensor::from_vector(std::vector<uint32_t>{0, 256, 4294967295u, 0}, {4}, d).where_cond(t, f).to_vector<float>(),
-            want);
-  EXPECT_EQ(Tensor::from_vector(std::vector<int64_t>{0, -1, int64_t{1} << 40, 0}, {4}, d)
-                .where_cond(t, f)
-                .to_vector<float>(),
-            want);
+  EXPECT_EQ(
+      Tensor::from_vector(std::vector<uint32_t>{0, 256, 4294967295u, 0}, {4}, d).where_cond(t, f).to_vector<float>(),
+      want);
+  EXPECT_EQ(
+      Tensor::from_vector(std::vector<int64_t>{0, -1, int64_t{1} << 40, 0}, {4}, d).where_cond(t, f).to_vector<float>(),
+      want);
   // broadcast condition and scalar branch, values of every width copied bit for bit
   Tensor c = Tensor::from_vector(std::vector<uint8_t>{1, 0}, {2, 1}, d);
   Tensor r = c.where_cond(t, Tensor::full(Shape{}, 9.0, DType::F32, d));

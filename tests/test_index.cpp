@@ -114,11 +114,11 @@ TEST_P(IndexTest, ShapeErrors) {
   const Device d = GetParam();
   const Tensor x = Tensor::zeros({3, 4}, DType::F32, d);
   const Tensor i2 = Tensor::zeros({2, 2}, DType::I64, d);
-  EXPECT_THROW(x.index_select(i2, 0), ShapeError);                                  // ids not 1-d
-  EXPECT_THROW(x.index_select(Tensor::zeros({2}, DType::I64, d), 2), ShapeError);   // dim out of range
-  EXPECT_THROW(x.gather(Tensor::zeros({3}, DType::I64, d), 0), ShapeError);         // rank differs
-  EXPECT_THROW(x.gather(Tensor::zeros({3, 5}, DType::I64, d), 0), ShapeError);      // larger off dim
-  EXPECT_NO_THROW(x.gather(Tensor::zeros({6, 4}, DType::I64, d), 0));               // larger along dim is fine
+  EXPECT_THROW(x.index_select(i2, 0), ShapeError);                                 // ids not 1-d
+  EXPECT_THROW(x.index_select(Tensor::zeros({2}, DType::I64, d), 2), ShapeError);  // dim out of range
+  EXPECT_THROW(x.gather(Tensor::zeros({3}, DType::I64, d), 0), ShapeError);        // rank differs
+  EXPECT_THROW(x.gather(Tensor::zeros({3, 5}, DType::I64, d), 0), ShapeError);     // larger off dim
+  EXPECT_NO_THROW(x.gather(Tensor::zeros({6, 4}, DType::I64, d), 0));              // larger along dim is fine
   EXPECT_THROW(x.scatter(Tensor::zeros({3, 4}, DType::I64, d), Tensor::zeros({3, 3}, DType::F32, d), 0),
                ShapeError);  // src smaller than ids
   EXPECT_THROW(x.scatter_add(Tensor::zeros({3, 5}, DType::I64, d), Tensor::zeros({3, 5}, DType::F32, d), 0),
@@ -159,7 +159,8 @@ TEST_P(IndexTest, IntegerAddsWrap) {
     const int64_t mx = std::numeric_limits<int64_t>::max();
     const Tensor x = Tensor::from_vector(std::vector<int64_t>{mx, 5}, {2}, d);
     const Tensor s = Tensor::from_vector(std::vector<int64_t>{1, 0, -6}, {3}, d);
-    EXPECT_EQ(x.scatter_add(ids, s, 0).to_vector<int64_t>(), (std::vector<int64_t>{std::numeric_limits<int64_t>::min(), -1}));
+    EXPECT_EQ(x.scatter_add(ids, s, 0).to_vector<int64_t>(),
+              (std::vector<int64_t>{std::numeric_limits<int64_t>::min(), -1}));
   }
 }
 
@@ -187,7 +188,7 @@ TEST_P(IndexTest, IndexSelectAndGatherValues) {
   EXPECT_EQ(x.gather(ids_of(DType::U32, {3, 0, 1, 1}, {2, 2}, d), 1).to_vector<float>(),
             (std::vector<float>{3, 0, 5, 5}));
   // a transposed source and transposed ids
-  const Tensor xt = x.t();  // [4, 3]
+  const Tensor xt = x.t();                                                  // [4, 3]
   const Tensor it = ids_of(DType::I64, {0, 1, 2, 2, 1, 0}, {2, 3}, d).t();  // [3, 2]
   EXPECT_EQ(xt.gather(it, 1).to_vector<float>(), (std::vector<float>{0, 8, 5, 5, 10, 2}));
 }
@@ -201,8 +202,8 @@ TEST_P(IndexTest, CatChecksAndValues) {
   EXPECT_EQ(cat({Tensor::zeros({0, 2}, DType::F32, d), b}, 0).shape(), Shape({1, 2}));
   EXPECT_EQ(cat({a}, 1).to_vector<float>(), a.to_vector<float>());
   EXPECT_THROW(cat({}, 0), InvalidArgument);
-  EXPECT_THROW(cat({a, b}, 1), ShapeError);                                   // differ outside dim
-  EXPECT_THROW(cat({a, Tensor::zeros({2}, DType::F32, d)}, 0), ShapeError);   // rank differs
+  EXPECT_THROW(cat({a, b}, 1), ShapeError);                                  // differ outside dim
+  EXPECT_THROW(cat({a, Tensor::zeros({2}, DType::F32, d)}, 0), ShapeError);  // rank differs
   EXPECT_THROW(cat({a, Tensor::zeros({1, 2}, DType::F64, d)}, 0), DTypeError);
   EXPECT_THROW(cat({a, b}, 2), ShapeError);
 }
@@ -267,9 +268,9 @@ TEST_P(IndexTest, Copy2dChecksAndLeavesDstUntouchedOnError) {
   copy2d(src, dst, 2, 3, 5, 6, 1, 2);
   EXPECT_EQ(dst.to_vector<float>(), (std::vector<float>{0, 0, 1, 2, 3, 0, 0, 0, 6, 7, 8, 0, 0, 0, 0, 0, 0, 0}));
   const std::vector<float> before = dst.to_vector<float>();
-  EXPECT_THROW(copy2d(src, dst, 3, 3, 5, 6, 0, 4), ShapeError);     // dst end 4 + 12 + 3 = 19 > 18
-  EXPECT_THROW(copy2d(src, dst, 4, 5, 6, 5, 0, 0), ShapeError);     // src end 18 + 5 = 23 > 20
-  EXPECT_THROW(copy2d(src, dst, 2, 3, 5, 2, 0, 0), ShapeError);     // overlapping dst rows
+  EXPECT_THROW(copy2d(src, dst, 3, 3, 5, 6, 0, 4), ShapeError);  // dst end 4 + 12 + 3 = 19 > 18
+  EXPECT_THROW(copy2d(src, dst, 4, 5, 6, 5, 0, 0), ShapeError);  // src end 18 + 5 = 23 > 20
+  EXPECT_THROW(copy2d(src, dst, 2, 3, 5, 2, 0, 0), ShapeError);  // overlapping dst rows
   EXPECT_THROW(copy2d(src, dst, -1, 3, 5, 6, 0, 0), ShapeError);
   EXPECT_THROW(copy2d(src, dst, 1, 3, 5, 6, -1, 0), ShapeError);
   EXPECT_THROW(copy2d(src.t(), dst, 1, 3, 5, 6, 0, 0), ShapeError);  // not contiguous

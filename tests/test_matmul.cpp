@@ -278,7 +278,7 @@ TEST_P(MatmulTest, FewVectorProductsAgainstF64AndEachAlone) {
     const std::string tn(dtype_name(t));
     auto randu = [&](const Shape& s) { return Tensor::rand_uniform(s, DType::F32, -1, 1, d).to_dtype(t); };
     for (const int64_t k : {5, 16, 256, 300}) {  // (256: W's rows 64-byte aligned, bf16_weight_as_is)
-      const int64_t n = 150;  // a run of 128 outputs and a tail
+      const int64_t n = 150;                     // a run of 128 outputs and a tail
       const Tensor w = randu({n, k}), wk = randu({k, n});
       for (const int64_t v : {2, 3, 4, 5, 8, 9}) {
         const std::string vk = tn + " vectors " + std::to_string(v) + " k " + std::to_string(k);

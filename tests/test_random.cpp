@@ -133,8 +133,8 @@ void check_range(const Device& d, double lo, double up, int64_t n) {
 TEST_P(Random, UniformRange) {
   const Device d = GetParam();
   d.set_seed(3);
-  const double ranges[][2] = {{0, 1}, {-2, 3}, {0.1, 0.1000001}, {-1e-3, 1e-3}, {5, 5}, {-448, 448},
-                              {1e10, 1e10 + 1}, {-0.3, -0.2}, {100, 1000}};
+  const double ranges[][2] = {{0, 1},      {-2, 3},          {0.1, 0.1000001}, {-1e-3, 1e-3}, {5, 5},
+                              {-448, 448}, {1e10, 1e10 + 1}, {-0.3, -0.2},     {100, 1000}};
   for (const auto& r : ranges)
     for (int64_t n : {1, 3, 5, 4099}) {
       check_range<float>(d, r[0], r[1], n);

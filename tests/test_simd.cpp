@@ -54,7 +54,7 @@ std::vector<float> narrowing_inputs() {
   for (uint32_t h = 0; h < 0x10000; h += 3) {
     const float f = f16::to_f32(static_cast<uint16_t>(h));
     const uint32_t b = bits(f);
-    for (uint32_t d : {0x1000u, 0x0fffu, 0x1001u}) v.push_back(from_bits(b + d));  // f16 half-ulp ties
+    for (uint32_t d : {0x1000u, 0x0fffu, 0x1001u}) v.push_back(from_bits(b + d));          // f16 half-ulp ties
     for (uint32_t d : {0x8000u, 0x7fffu, 0x8001u}) v.push_back(from_bits((h << 16) + d));  // bf16 ties
   }
   const float inf = std::numeric_limits<float>::infinity();
@@ -197,12 +197,12 @@ TEST(CpuSimd, ExponentialsWithinTwoUlpOfF64) {
           worst = std::max(worst, u);
           ok = u <= 2;
         }
-        if (!ok && bad++ < 5)
-          ADD_FAILURE() << names[w] << "(" << in[i] << ") = " << out[i] << ", f64 gives " << want;
+        if (!ok && bad++ < 5) ADD_FAILURE() << names[w] << "(" << in[i] << ") = " << out[i] << ", f64 gives " << want;
       }
       EXPECT_EQ(bad, 0);
-      if (w < 3) std::printf("%s %s: worst %lld ulp over %lld inputs\n", simd::isa_name(isa), names[w],
-                  static_cast<long long>(worst), static_cast<long long>(n));
+      if (w < 3)
+        std::printf("%s %s: worst %lld ulp over %lld inputs\n", simd::isa_name(isa), names[w],
+                    static_cast<long long>(worst), static_cast<long long>(n));
       if (isa == simd::Isa::Base) {
         base[w] = out;
       } else {
@@ -593,9 +593,9 @@ TEST(CpuSimd, OpsGiveTheSameBitsOnEveryLayout) {
   using wick::Tensor;
   for (DType dt : {DType::F32, DType::BF16, DType::F16}) {
     const Tensor x = Tensor::rand_uniform({67, 45}, DType::F32, -12.0, 12.0).to_dtype(dt);
-    const Tensor xt = x.t();                     // transposed view
-    const Tensor xn = x.narrow(1, 3, 40).t();    // narrowed, then transposed
-    const Tensor xs = x.narrow(0, 1, 33);        // rows with a gap: strided
+    const Tensor xt = x.t();                   // transposed view
+    const Tensor xn = x.narrow(1, 3, 40).t();  // narrowed, then transposed
+    const Tensor xs = x.narrow(0, 1, 33);      // rows with a gap: strided
     for (int op = 0; op < 4; ++op) {
       auto f = [op](const Tensor& v) {
         switch (op) {

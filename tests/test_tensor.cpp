@@ -49,11 +49,14 @@ TEST_P(Creation, ShapesAndValues) {
   const double big = 0x1p60;
   const auto a = Tensor::arange(big, big + 3 * 1024, 1024, DType::I64, d).to_vector<int64_t>();
   EXPECT_EQ(a, (std::vector<int64_t>{int64_t{1} << 60, (int64_t{1} << 60) + 1024, (int64_t{1} << 60) + 2048}));
-  EXPECT_EQ(Tensor::arange(253, 258, 1, DType::U8, d).to_vector<uint8_t>(), (std::vector<uint8_t>{253, 254, 255, 255, 255}));
+  EXPECT_EQ(Tensor::arange(253, 258, 1, DType::U8, d).to_vector<uint8_t>(),
+            (std::vector<uint8_t>{253, 254, 255, 255, 255}));
   EXPECT_EQ(Tensor::arange(1, -2, -1, DType::U32, d).to_vector<uint32_t>(), (std::vector<uint32_t>{1, 0, 0}));
   // Integral arguments far outside int64 go through f64 and saturate.
-  EXPECT_EQ(Tensor::arange(1e30, 3e30, 1e30, DType::I64, d).to_vector<int64_t>(), (std::vector<int64_t>{INT64_MAX, INT64_MAX}));
-  EXPECT_EQ(Tensor::arange(-1e19, -0.5e19, 1e19, DType::I64, d).to_vector<int64_t>(), (std::vector<int64_t>{INT64_MIN}));
+  EXPECT_EQ(Tensor::arange(1e30, 3e30, 1e30, DType::I64, d).to_vector<int64_t>(),
+            (std::vector<int64_t>{INT64_MAX, INT64_MAX}));
+  EXPECT_EQ(Tensor::arange(-1e19, -0.5e19, 1e19, DType::I64, d).to_vector<int64_t>(),
+            (std::vector<int64_t>{INT64_MIN}));
   const std::vector<double> v{1.5, -2, 3};
   const Tensor h = Tensor::from_vector(v, {3, 1}, d);
   EXPECT_EQ(h.shape(), (Shape{3, 1}));
@@ -68,8 +71,8 @@ TEST_P(Creation, ConstSetIntoViews) {
   Tensor win = x.t().narrow(0, 4, 2).narrow(1, 1, 2);  // x[1:3, 4:6]
   win.const_set(Scalar(int64_t{1} << 62));
   const int64_t B = int64_t{1} << 62;
-  EXPECT_EQ(x.to_vector<int64_t>(), (std::vector<int64_t>{0,  1,  -1, 3,  4,  5,  6,  7,  -1, 9,  B,  B,
-                                                          12, 13, -1, 15, B,  B,  18, 19, -1, 21, 22, 23}));
+  EXPECT_EQ(x.to_vector<int64_t>(),
+            (std::vector<int64_t>{0, 1, -1, 3, 4, 5, 6, 7, -1, 9, B, B, 12, 13, -1, 15, B, B, 18, 19, -1, 21, 22, 23}));
   // Through a stride-0 view every alias gets the value; a zero-size view writes nothing.
   Tensor r = Tensor::zeros({3}, DType::F32, d);
   Tensor bview = r.narrow(0, 1, 1).broadcast_as({5, 1});
@@ -88,8 +91,10 @@ TEST_P(Creation, ConstSetContiguousEveryElementSize) {
   const Device d = GetParam();
   for (DType dt : kAllDTypes) {
     SCOPED_TRACE(std::string(dtype_name(dt)));
-    const Scalar value = dt == DType::U8 ? Scalar(165) : dt == DType::U32 ? Scalar(int64_t{0x89abcdef})
-                         : dt == DType::I64 ? Scalar(int64_t{-0x123456789abcde}) : Scalar(-1.2345678);
+    const Scalar value = dt == DType::U8    ? Scalar(165)
+                         : dt == DType::U32 ? Scalar(int64_t{0x89abcdef})
+                         : dt == DType::I64 ? Scalar(int64_t{-0x123456789abcde})
+                                            : Scalar(-1.2345678);
     const std::vector<unsigned char> one = testing::bytes_of(Tensor::full({1}, value, dt, d));
     const size_t es = one.size();
     const bool big_too = dt == DType::U8 || dt == DType::F16 || dt == DType::F32 || dt == DType::F64;
@@ -146,15 +151,21 @@ TEST_P(Creation, Errors) {
   expect_error<ShapeError>([&] { (void)Tensor::empty({4, -3}, DType::F32, d); }, {"[alloc_uninit]", "[4, -3]"});
   expect_error<ShapeError>([&] { (void)Tensor::from_host(nullptr, {-1}, DType::F32, d); }, {"[from_host]", "[-1]"});
   expect_error<ShapeError>([&] { (void)Tensor::rand_uniform({-1}, DType::F32, 0, 1, d); }, {"[rand_uniform]", "[-1]"});
-  expect_error<OutOfMemory>([&] { (void)Tensor::zeros({int64_t{1} << 40, int64_t{1} << 40}, DType::F32, d); },
-                            {"[alloc_uninit]", "overflows"});
+  expect_error<OutOfMemory>(
+      [&] {
+        (void)Tensor::zeros({int64_t{1} << 40, int64_t{1} << 40}, DType::F32, d);
+      },
+      {"[alloc_uninit]", "overflows"});
   expect_error<OutOfMemory>([&] { (void)Tensor::zeros({int64_t{1} << 52}, DType::F64, d); }, {"[alloc", loc});
   expect_error<InvalidArgument>([&] { (void)Tensor::arange(0, 10, 0, DType::F32, d); }, {"[arange]", "step 0"});
   expect_error<InvalidArgument>([&] { (void)Tensor::arange(0, NAN, 1, DType::F32, d); }, {"[arange]"});
   expect_error<InvalidArgument>([&] { (void)Tensor::arange(0, INFINITY, 1, DType::F32, d); }, {"[arange]"});
   expect_error<OutOfMemory>([&] { (void)Tensor::arange(0, 1e300, 1e-300, DType::F32, d); }, {"[arange]", "elements"});
-  expect_error<InvalidArgument>([&] { (void)Tensor::from_host(nullptr, {2, 3}, DType::U8, d); },
-                                {"[from_host]", "null", "[2, 3] u8 " + loc});
+  expect_error<InvalidArgument>(
+      [&] {
+        (void)Tensor::from_host(nullptr, {2, 3}, DType::U8, d);
+      },
+      {"[from_host]", "null", "[2, 3] u8 " + loc});
   EXPECT_EQ(Tensor::from_host(nullptr, {0, 3}, DType::U8, d).numel(), 0);  // nothing to read
   const Tensor x = Tensor::ones({2, 3}, DType::F32, d);
   std::vector<float> small(5, -7.0f);
@@ -170,7 +181,11 @@ TEST_P(Creation, Errors) {
                                 {"[rand_uniform]", "lo 1", "up 0", loc});
   expect_error<DTypeError>([&] { (void)Tensor::rand_uniform({2}, DType::I64, 0, 1, d); }, {"[rand_uniform]", "i64"});
   expect_error<DTypeError>([&] { (void)Tensor::rand_normal({2}, DType::U32, 0, 1, d); }, {"[rand_normal]", "u32"});
-  expect_error<ShapeError>([&] { (void)Tensor::from_vector(std::vector<float>{1, 2}, {3}, d); }, {"[from_host]", "[3]"});
+  expect_error<ShapeError>(
+      [&] {
+        (void)Tensor::from_vector(std::vector<float>{1, 2}, {3}, d);
+      },
+      {"[from_host]", "[3]"});
 }
 
 WICK_INSTANTIATE_DEVICES(Creation);
@@ -196,8 +211,8 @@ TEST(CpuFillKernel, EveryLevelAlignmentAndLength) {
           k.fill(base + off, n, pattern, stream);
           for (int64_t i = -off; i < n + 64; ++i) {
             const unsigned char want = i >= 0 && i < n ? pat[i % 8] : 0xee;
-            ASSERT_EQ(base[off + i], want) << simd::isa_name(isa) << " stream " << stream << " n " << n << " off "
-                                           << off << " at " << i;
+            ASSERT_EQ(base[off + i], want)
+                << simd::isa_name(isa) << " stream " << stream << " n " << n << " off " << off << " at " << i;
           }
         }
   }

@@ -12,14 +12,14 @@
 namespace wick {
 
 // X(enum name, C++ type, printable name)
-#define WICK_DTYPES(X)      \
-  X(U8, uint8_t, "u8")      \
-  X(U32, uint32_t, "u32")   \
-  X(I64, int64_t, "i64")    \
-  X(BF16, bf16, "bf16")     \
-  X(F16, f16, "f16")        \
-  X(F32, float, "f32")      \
-  X(F64, double, "f64")     \
+#define WICK_DTYPES(X)        \
+  X(U8, uint8_t, "u8")        \
+  X(U32, uint32_t, "u32")     \
+  X(I64, int64_t, "i64")      \
+  X(BF16, bf16, "bf16")       \
+  X(F16, f16, "f16")          \
+  X(F32, float, "f32")        \
+  X(F64, double, "f64")       \
   X(F8E4M3, f8e4m3, "f8e4m3") \
   X(I32, int32_t, "i32")
 
@@ -62,16 +62,15 @@ constexpr int64_t dtype_size(DType d) {
   return 0;
 }
 
-
 // Parses "f32", "bf16", ...; returns false when the name is unknown.
 bool parse_dtype(std::string_view name, DType* out);
 
 template <class T>
 struct DTypeOf;
-#define WICK_X(name, type, str)                        \
-  template <>                                          \
-  struct DTypeOf<type> {                               \
-    static constexpr DType value = DType::name;        \
+#define WICK_X(name, type, str)                 \
+  template <>                                   \
+  struct DTypeOf<type> {                        \
+    static constexpr DType value = DType::name; \
   };
 WICK_DTYPES(WICK_X)
 #undef WICK_X
@@ -79,7 +78,8 @@ template <class T>
 inline constexpr DType dtype_of = DTypeOf<T>::value;
 
 template <class T>
-inline constexpr bool is_reduced_float_v = std::is_same_v<T, bf16> || std::is_same_v<T, f16> || std::is_same_v<T, f8e4m3>;
+inline constexpr bool is_reduced_float_v =
+    std::is_same_v<T, bf16> || std::is_same_v<T, f16> || std::is_same_v<T, f8e4m3>;
 template <class T>
 inline constexpr bool is_float_v = is_reduced_float_v<T> || std::is_floating_point_v<T>;
 

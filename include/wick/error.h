@@ -24,9 +24,9 @@ class Error : public std::runtime_error {
   X(FormatError)            \
   X(InvalidArgument)
 
-#define WICK_X(name)                                       \
-  class name : public Error {                              \
-   public:                                                 \
+#define WICK_X(name)                                      \
+  class name : public Error {                             \
+   public:                                                \
     explicit name(const std::string& msg) : Error(msg) {} \
   };
 WICK_ERROR_KINDS(WICK_X)

@@ -29,7 +29,7 @@ inline constexpr uint32_t dtypes_where(bool (*pred)(DType)) {
 }
 inline constexpr uint32_t kAllTypes = (1u << kNumDTypes) - 1;
 inline constexpr uint32_t kFloatTypes = dtypes_where(is_float);
-inline constexpr uint32_t kIntTypes = dtypes_where(is_int);   // also the dtypes of ids and conditions
+inline constexpr uint32_t kIntTypes = dtypes_where(is_int);  // also the dtypes of ids and conditions
 inline constexpr uint32_t kSignedTypes = dtypes_where(is_signed);
 
 // What an op is, for the backends: the kind fixes the backend method and its parameter struct.
@@ -56,106 +56,105 @@ enum class OpKind : uint8_t {
 };
 
 // creation, transfer and random
-#define WICK_CREATION_OPS(X) \
-  X(Zeros, "zeros", Creation, kAllTypes, _)               \
-  X(Ones, "ones", Creation, kAllTypes, _)                 \
-  X(Full, "full", Creation, kAllTypes, _)                 \
-  X(Arange, "arange", Creation, kAllTypes, _)             \
-  X(FromHost, "from_host", Creation, kAllTypes, _)        \
-  X(ToHost, "to_host", Creation, kAllTypes, _)            \
-  X(ConstSet, "const_set", Creation, kAllTypes, _)        \
-  X(AllocUninit, "alloc_uninit", Creation, kAllTypes, _)  \
-  X(RandUniform, "rand_uniform", Random, kFloatTypes, _)  \
-  X(RandNormal, "rand_normal", Random, kFloatTypes, _)   
+#define WICK_CREATION_OPS(X)                             \
+  X(Zeros, "zeros", Creation, kAllTypes, _)              \
+  X(Ones, "ones", Creation, kAllTypes, _)                \
+  X(Full, "full", Creation, kAllTypes, _)                \
+  X(Arange, "arange", Creation, kAllTypes, _)            \
+  X(FromHost, "from_host", Creation, kAllTypes, _)       \
+  X(ToHost, "to_host", Creation, kAllTypes, _)           \
+  X(ConstSet, "const_set", Creation, kAllTypes, _)       \
+  X(AllocUninit, "alloc_uninit", Creation, kAllTypes, _) \
+  X(RandUniform, "rand_uniform", Random, kFloatTypes, _) \
+  X(RandNormal, "rand_normal", Random, kFloatTypes, _)
 
 // unary elementwise: dst = F(src), same dtype; UnaryParam rows take UnaryParams
-#define WICK_UNARY_OPS(X) \
-  X(Affine, "affine", UnaryParam, kAllTypes, Affine)   \
-  X(Powf, "powf", UnaryParam, kFloatTypes, Powf)       \
-  X(Elu, "elu", UnaryParam, kFloatTypes, Elu)          \
-  X(LeakyRelu, "leaky_relu", UnaryParam, kFloatTypes, LeakyRelu)\
-  X(Clamp, "clamp", UnaryParam, kAllTypes, Clamp)      \
-  X(Exp, "exp", Unary, kFloatTypes, Exp)               \
-  X(Log, "log", Unary, kFloatTypes, Log)               \
-  X(Sin, "sin", Unary, kFloatTypes, Sin)               \
-  X(Cos, "cos", Unary, kFloatTypes, Cos)               \
-  X(Tanh, "tanh", Unary, kFloatTypes, Tanh)            \
-  X(Neg, "neg", Unary, kSignedTypes, Neg)              \
-  X(Recip, "recip", Unary, kFloatTypes, Recip)         \
-  X(Sqr, "sqr", Unary, kAllTypes, Sqr)                 \
-  X(Sqrt, "sqrt", Unary, kFloatTypes, Sqrt)            \
-  X(Abs, "abs", Unary, kAllTypes, Abs)                 \
-  X(Ceil, "ceil", Unary, kAllTypes, Ceil)              \
-  X(Floor, "floor", Unary, kAllTypes, Floor)           \
-  X(Round, "round", Unary, kAllTypes, Round)           \
-  X(Sign, "sign", Unary, kAllTypes, Sign)              \
-  X(Relu, "relu", Unary, kAllTypes, Relu)              \
-  X(Gelu, "gelu", Unary, kFloatTypes, Gelu)            \
-  X(GeluErf, "gelu_erf", Unary, kFloatTypes, GeluErf)  \
-  X(Erf, "erf", Unary, kFloatTypes, Erf)               \
-  X(Silu, "silu", Unary, kFloatTypes, Silu)            \
-  X(Sigmoid, "sigmoid", Unary, kFloatTypes, Sigmoid)  
+#define WICK_UNARY_OPS(X)                                        \
+  X(Affine, "affine", UnaryParam, kAllTypes, Affine)             \
+  X(Powf, "powf", UnaryParam, kFloatTypes, Powf)                 \
+  X(Elu, "elu", UnaryParam, kFloatTypes, Elu)                    \
+  X(LeakyRelu, "leaky_relu", UnaryParam, kFloatTypes, LeakyRelu) \
+  X(Clamp, "clamp", UnaryParam, kAllTypes, Clamp)                \
+  X(Exp, "exp", Unary, kFloatTypes, Exp)                         \
+  X(Log, "log", Unary, kFloatTypes, Log)                         \
+  X(Sin, "sin", Unary, kFloatTypes, Sin)                         \
+  X(Cos, "cos", Unary, kFloatTypes, Cos)                         \
+  X(Tanh, "tanh", Unary, kFloatTypes, Tanh)                      \
+  X(Neg, "neg", Unary, kSignedTypes, Neg)                        \
+  X(Recip, "recip", Unary, kFloatTypes, Recip)                   \
+  X(Sqr, "sqr", Unary, kAllTypes, Sqr)                           \
+  X(Sqrt, "sqrt", Unary, kFloatTypes, Sqrt)                      \
+  X(Abs, "abs", Unary, kAllTypes, Abs)                           \
+  X(Ceil, "ceil", Unary, kAllTypes, Ceil)                        \
+  X(Floor, "floor", Unary, kAllTypes, Floor)                     \
+  X(Round, "round", Unary, kAllTypes, Round)                     \
+  X(Sign, "sign", Unary, kAllTypes, Sign)                        \
+  X(Relu, "relu", Unary, kAllTypes, Relu)                        \
+  X(Gelu, "gelu", Unary, kFloatTypes, Gelu)                      \
+  X(GeluErf, "gelu_erf", Unary, kFloatTypes, GeluErf)            \
+  X(Erf, "erf", Unary, kFloatTypes, Erf)                         \
+  X(Silu, "silu", Unary, kFloatTypes, Silu)                      \
+  X(Sigmoid, "sigmoid", Unary, kFloatTypes, Sigmoid)
 
 // binary elementwise, numpy broadcasting: dst = F(a, b), same dtype
-#define WICK_BINARY_OPS(X) \
-  X(Add, "add", Binary, kAllTypes, Add)              \
-  X(Sub, "sub", Binary, kAllTypes, Sub)              \
-  X(Mul, "mul", Binary, kAllTypes, Mul)              \
-  X(Div, "div", Binary, kAllTypes, Div)              \
-  X(Maximum, "maximum", Binary, kAllTypes, Maximum)  \
-  X(Minimum, "minimum", Binary, kAllTypes, Minimum)  \
-  X(Pow, "pow", Binary, kFloatTypes, Pow)           
+#define WICK_BINARY_OPS(X)                          \
+  X(Add, "add", Binary, kAllTypes, Add)             \
+  X(Sub, "sub", Binary, kAllTypes, Sub)             \
+  X(Mul, "mul", Binary, kAllTypes, Mul)             \
+  X(Div, "div", Binary, kAllTypes, Div)             \
+  X(Maximum, "maximum", Binary, kAllTypes, Maximum) \
+  X(Minimum, "minimum", Binary, kAllTypes, Minimum) \
+  X(Pow, "pow", Binary, kFloatTypes, Pow)
 
 // comparisons, numpy broadcasting, u8 result
-#define WICK_COMPARE_OPS(X) \
-  X(Eq, "eq", Compare, kAllTypes, Eq)  \
-  X(Ne, "ne", Compare, kAllTypes, Ne)  \
-  X(Lt, "lt", Compare, kAllTypes, Lt)  \
-  X(Le, "le", Compare, kAllTypes, Le)  \
-  X(Gt, "gt", Compare, kAllTypes, Gt)  \
-  X(Ge, "ge", Compare, kAllTypes, Ge) 
+#define WICK_COMPARE_OPS(X)           \
+  X(Eq, "eq", Compare, kAllTypes, Eq) \
+  X(Ne, "ne", Compare, kAllTypes, Ne) \
+  X(Lt, "lt", Compare, kAllTypes, Lt) \
+  X(Le, "le", Compare, kAllTypes, Le) \
+  X(Gt, "gt", Compare, kAllTypes, Gt) \
+  X(Ge, "ge", Compare, kAllTypes, Ge)
 
 // everything else: one backend method per kind (src/backend/backend_ops.h)
-#define WICK_STRUCTURED_OPS(X) \
-  X(WhereCond, "where_cond", Select, kAllTypes, _)                        \
-  X(ToDType, "to_dtype", Cast, kAllTypes, _)                              \
-  X(Sum, "sum", Reduce, kAllTypes, _)                                     \
-  X(Mean, "mean", Reduce, kFloatTypes, _)                                 \
-  X(Min, "min", Reduce, kAllTypes, _)                                     \
-  X(Max, "max", Reduce, kAllTypes, _)                                     \
-  X(ArgMin, "argmin", Reduce, kAllTypes, _)                               \
-  X(ArgMax, "argmax", Reduce, kAllTypes, _)                               \
-  X(Softmax, "softmax", Normalize, kFloatTypes, _)                        \
-  X(LogSoftmax, "log_softmax", Normalize, kFloatTypes, _)                 \
-  X(RmsNorm, "rms_norm", Normalize, kFloatTypes, _)                       \
-  X(LayerNorm, "layer_norm", Normalize, kFloatTypes, _)                   \
-  X(Cumsum, "cumsum", Scan, kAllTypes, _)                                 \
-  X(Sort, "sort", Sort, kAllTypes, _)                                     \
-  X(Argsort, "argsort", Sort, kAllTypes, _)                               \
-  X(IndexSelect, "index_select", Index, kAllTypes, _)                     \
-  X(Gather, "gather", Index, kAllTypes, _)                                \
-  X(Scatter, "scatter", Index, kAllTypes, _)                              \
-  X(ScatterAdd, "scatter_add", Index, kAllTypes, _)                       \
-  X(IndexAdd, "index_add", Index, kAllTypes, _)                           \
-  X(CopyStrided, "copy_strided", Copy, kAllTypes, _)                      \
-  X(Copy2d, "copy2d", Copy, kAllTypes, _)                                 \
-  X(Cat, "cat", Copy, kAllTypes, _)                                       \
-  X(Matmul, "matmul", Matmul, kFloatTypes, _)                             \
-  X(Conv1d, "conv1d", Conv, kFloatTypes, _)                               \
-  X(Conv2d, "conv2d", Conv, kFloatTypes, _)                               \
-  X(ConvTranspose1d, "conv_transpose1d", Conv, kFloatTypes, _)            \
-  X(ConvTranspose2d, "conv_transpose2d", Conv, kFloatTypes, _)            \
-  X(AvgPool2d, "avg_pool2d", Pool, kFloatTypes, _)                        \
-  X(MaxPool2d, "max_pool2d", Pool, kAllTypes, _)                          \
-  X(UpsampleNearest1d, "upsample_nearest1d", Resample, kAllTypes, _)      \
-  X(UpsampleNearest2d, "upsample_nearest2d", Resample, kAllTypes, _)      \
-  X(UpsampleBilinear2d, "upsample_bilinear2d", Resample, kFloatTypes, _)  \
-  X(Rope, "rope", Rope, kFloatTypes, _)                                   \
-  X(RopeI, "rope_i", Rope, kFloatTypes, _)                               
+#define WICK_STRUCTURED_OPS(X)                                           \
+  X(WhereCond, "where_cond", Select, kAllTypes, _)                       \
+  X(ToDType, "to_dtype", Cast, kAllTypes, _)                             \
+  X(Sum, "sum", Reduce, kAllTypes, _)                                    \
+  X(Mean, "mean", Reduce, kFloatTypes, _)                                \
+  X(Min, "min", Reduce, kAllTypes, _)                                    \
+  X(Max, "max", Reduce, kAllTypes, _)                                    \
+  X(ArgMin, "argmin", Reduce, kAllTypes, _)                              \
+  X(ArgMax, "argmax", Reduce, kAllTypes, _)                              \
+  X(Softmax, "softmax", Normalize, kFloatTypes, _)                       \
+  X(LogSoftmax, "log_softmax", Normalize, kFloatTypes, _)                \
+  X(RmsNorm, "rms_norm", Normalize, kFloatTypes, _)                      \
+  X(LayerNorm, "layer_norm", Normalize, kFloatTypes, _)                  \
+  X(Cumsum, "cumsum", Scan, kAllTypes, _)                                \
+  X(Sort, "sort", Sort, kAllTypes, _)                                    \
+  X(Argsort, "argsort", Sort, kAllTypes, _)                              \
+  X(IndexSelect, "index_select", Index, kAllTypes, _)                    \
+  X(Gather, "gather", Index, kAllTypes, _)                               \
+  X(Scatter, "scatter", Index, kAllTypes, _)                             \
+  X(ScatterAdd, "scatter_add", Index, kAllTypes, _)                      \
+  X(IndexAdd, "index_add", Index, kAllTypes, _)                          \
+  X(CopyStrided, "copy_strided", Copy, kAllTypes, _)                     \
+  X(Copy2d, "copy2d", Copy, kAllTypes, _)                                \
+  X(Cat, "cat", Copy, kAllTypes, _)                                      \
+  X(Matmul, "matmul", Matmul, kFloatTypes, _)                            \
+  X(Conv1d, "conv1d", Conv, kFloatTypes, _)                              \
+  X(Conv2d, "conv2d", Conv, kFloatTypes, _)                              \
+  X(ConvTranspose1d, "conv_transpose1d", Conv, kFloatTypes, _)           \
+  X(ConvTranspose2d, "conv_transpose2d", Conv, kFloatTypes, _)           \
+  X(AvgPool2d, "avg_pool2d", Pool, kFloatTypes, _)                       \
+  X(MaxPool2d, "max_pool2d", Pool, kAllTypes, _)                         \
+  X(UpsampleNearest1d, "upsample_nearest1d", Resample, kAllTypes, _)     \
+  X(UpsampleNearest2d, "upsample_nearest2d", Resample, kAllTypes, _)     \
+  X(UpsampleBilinear2d, "upsample_bilinear2d", Resample, kFloatTypes, _) \
+  X(Rope, "rope", Rope, kFloatTypes, _)                                  \
+  X(RopeI, "rope_i", Rope, kFloatTypes, _)
 
 // The whole table, in enum order.
-#define WICK_OPS(X) \
-  WICK_CREATION_OPS(X) WICK_UNARY_OPS(X) WICK_BINARY_OPS(X) WICK_COMPARE_OPS(X) WICK_STRUCTURED_OPS(X)
+#define WICK_OPS(X) WICK_CREATION_OPS(X) WICK_UNARY_OPS(X) WICK_BINARY_OPS(X) WICK_COMPARE_OPS(X) WICK_STRUCTURED_OPS(X)
 
 enum class Op : uint16_t {
 #define WICK_X(name, str, kind, mask, fn) name,

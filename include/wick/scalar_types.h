@@ -52,14 +52,14 @@ WICK_HOST_DEVICE inline float f32_from_bits(uint32_t u) {
 // finite value of the narrow format (the caller decides what overflow means: inf or NaN).
 // `max_bits` is the largest finite magnitude encoding. NaN is handled by the caller.
 WICK_HOST_DEVICE inline uint32_t round_f32_to_narrow(uint32_t u, int man, int bias, uint32_t max_bits,
-                                                    uint32_t overflow) {
-  const int exp32 = static_cast<int>(u >> 23);  // biased by 127; 0 for zero/subnormal f32
-  if (exp32 == 0xff) return overflow;           // infinity
-  const int e = exp32 - 127;                    // unbiased exponent of the f32 value
+                                                     uint32_t overflow) {
+  const int exp32 = static_cast<int>(u >> 23);                 // biased by 127; 0 for zero/subnormal f32
+  if (exp32 == 0xff) return overflow;                          // infinity
+  const int e = exp32 - 127;                                   // unbiased exponent of the f32 value
   uint32_t mant = (u & 0x7fffffu) | (exp32 ? 0x800000u : 0u);  // 24-bit significand
-  int exp_narrow = e + bias;                    // biased narrow exponent if normal
-  int shift = 23 - man;                         // bits dropped for a normal result
-  if (exp_narrow <= 0) {                        // subnormal in the narrow format
+  int exp_narrow = e + bias;                                   // biased narrow exponent if normal
+  int shift = 23 - man;                                        // bits dropped for a normal result
+  if (exp_narrow <= 0) {                                       // subnormal in the narrow format
     shift += 1 - exp_narrow;
     exp_narrow = 0;
     if (shift > 31) return 0;  // rounds to zero (even far below half the smallest subnormal)

@@ -65,8 +65,10 @@ class Tensor {
   template <class T>
   static Tensor from_vector(const std::vector<T>& v, const Shape& shape, const Device& device = Device::cpu());
   // Uniform in [lo, up) and normal(mean, std) from the device's Philox4x32-10 generator.
-  static Tensor rand_uniform(const Shape& shape, DType dtype, double lo, double up, const Device& device = Device::cpu());
-  static Tensor rand_normal(const Shape& shape, DType dtype, double mean, double std, const Device& device = Device::cpu());
+  static Tensor rand_uniform(const Shape& shape, DType dtype, double lo, double up,
+                             const Device& device = Device::cpu());
+  static Tensor rand_normal(const Shape& shape, DType dtype, double mean, double std,
+                            const Device& device = Device::cpu());
 
   // ---- properties -----------------------------------------------------------------------
   const Layout& layout() const { return layout_; }

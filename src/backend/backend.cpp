@@ -124,8 +124,7 @@ std::shared_ptr<void> Runtime::timing_mark() {
 
 double Runtime::timing_elapsed_ms(const std::shared_ptr<void>& start, const std::shared_ptr<void>& stop) {
   using Point = std::chrono::steady_clock::time_point;
-  return std::chrono::duration<double, std::milli>(*static_cast<Point*>(stop.get()) -
-                                                   *static_cast<Point*>(start.get()))
+  return std::chrono::duration<double, std::milli>(*static_cast<Point*>(stop.get()) - *static_cast<Point*>(start.get()))
       .count();
 }
 

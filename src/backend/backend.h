@@ -1,4 +1,5 @@
-// The backend interface: what every device implements.
+// The backend interface: what every device implements. A Backend is a Runtime (runtime.h: device,
+// memory, streams, RNG, modules) plus one method per entry of WICK_BACKEND_OPS (backend_ops.h).
 //
 // The front end (src/core) has already checked shapes, dtypes and devices, broadcast the inputs
 // (stride-0 views) and allocated the outputs when it calls a backend method, so a backend method
@@ -19,6 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "backend/backend_ops.h"
+#include "backend/op_params.h"
+#include "backend/runtime.h"
 #include "wick/device.h"
 #include "wick/dtype.h"
 #include "wick/kernel.h"
@@ -26,9 +30,6 @@
 #include "wick/memory.h"
 #include "wick/ops.h"
 #include "wick/tensor.h"
-#include "backend/backend_ops.h"
-#include "backend/op_params.h"
-#include "backend/runtime.h"
 
 namespace wick {
 

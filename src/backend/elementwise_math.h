@@ -50,35 +50,51 @@ WICK_HOST_DEVICE inline C wrap_mul(C a, C b) {
 
 struct Exp {
   template <class C>
-  WICK_HOST_DEVICE C operator()(C x) const { return std::exp(x); }
+  WICK_HOST_DEVICE C operator()(C x) const {
+    return std::exp(x);
+  }
 };
 struct Log {
   template <class C>
-  WICK_HOST_DEVICE C operator()(C x) const { return std::log(x); }
+  WICK_HOST_DEVICE C operator()(C x) const {
+    return std::log(x);
+  }
 };
 struct Sin {
   template <class C>
-  WICK_HOST_DEVICE C operator()(C x) const { return std::sin(x); }
+  WICK_HOST_DEVICE C operator()(C x) const {
+    return std::sin(x);
+  }
 };
 struct Cos {
   template <class C>
-  WICK_HOST_DEVICE C operator()(C x) const { return std::cos(x); }
+  WICK_HOST_DEVICE C operator()(C x) const {
+    return std::cos(x);
+  }
 };
 struct Tanh {
   template <class C>
-  WICK_HOST_DEVICE C operator()(C x) const { return std::tanh(x); }
+  WICK_HOST_DEVICE C operator()(C x) const {
+    return std::tanh(x);
+  }
 };
 struct Sqrt {
   template <class C>
-  WICK_HOST_DEVICE C operator()(C x) const { return std::sqrt(x); }
+  WICK_HOST_DEVICE C operator()(C x) const {
+    return std::sqrt(x);
+  }
 };
 struct Erf {
   template <class C>
-  WICK_HOST_DEVICE C operator()(C x) const { return std::erf(x); }
+  WICK_HOST_DEVICE C operator()(C x) const {
+    return std::erf(x);
+  }
 };
 struct Recip {
   template <class C>
-  WICK_HOST_DEVICE C operator()(C x) const { return C(1) / x; }
+  WICK_HOST_DEVICE C operator()(C x) const {
+    return C(1) / x;
+  }
 };
 
 struct Neg {
@@ -205,11 +221,15 @@ struct GeluErf {
 // 1 / (1 + exp(-x)): exp(-x) overflows to inf for very negative x, giving the right limit 0.
 struct Sigmoid {
   template <class C>
-  WICK_HOST_DEVICE C operator()(C x) const { return C(1) / (C(1) + std::exp(-x)); }
+  WICK_HOST_DEVICE C operator()(C x) const {
+    return C(1) / (C(1) + std::exp(-x));
+  }
 };
 struct Silu {
   template <class C>
-  WICK_HOST_DEVICE C operator()(C x) const { return x / (C(1) + std::exp(-x)); }
+  WICK_HOST_DEVICE C operator()(C x) const {
+    return x / (C(1) + std::exp(-x));
+  }
 };
 
 // ---- unary with parameters -----------------------------------------------------------------
@@ -313,7 +333,9 @@ struct AffineFn {
 struct AffineIntFn {
   double mul, add;
   template <class C>
-  WICK_HOST_DEVICE double operator()(C x) const { return mul_add_unfused(static_cast<double>(x), mul, add); }
+  WICK_HOST_DEVICE double operator()(C x) const {
+    return mul_add_unfused(static_cast<double>(x), mul, add);
+  }
 };
 
 struct Affine {
@@ -420,33 +442,47 @@ struct Minimum {
 };
 struct Pow {
   template <class C>
-  WICK_HOST_DEVICE C operator()(C a, C b) const { return std::pow(a, b); }
+  WICK_HOST_DEVICE C operator()(C a, C b) const {
+    return std::pow(a, b);
+  }
 };
 
 // Comparisons: IEEE semantics in the compute type (NaN compares false except for ne).
 struct Eq {
   template <class C>
-  WICK_HOST_DEVICE bool operator()(C a, C b) const { return a == b; }
+  WICK_HOST_DEVICE bool operator()(C a, C b) const {
+    return a == b;
+  }
 };
 struct Ne {
   template <class C>
-  WICK_HOST_DEVICE bool operator()(C a, C b) const { return a != b; }
+  WICK_HOST_DEVICE bool operator()(C a, C b) const {
+    return a != b;
+  }
 };
 struct Lt {
   template <class C>
-  WICK_HOST_DEVICE bool operator()(C a, C b) const { return a < b; }
+  WICK_HOST_DEVICE bool operator()(C a, C b) const {
+    return a < b;
+  }
 };
 struct Le {
   template <class C>
-  WICK_HOST_DEVICE bool operator()(C a, C b) const { return a <= b; }
+  WICK_HOST_DEVICE bool operator()(C a, C b) const {
+    return a <= b;
+  }
 };
 struct Gt {
   template <class C>
-  WICK_HOST_DEVICE bool operator()(C a, C b) const { return a > b; }
+  WICK_HOST_DEVICE bool operator()(C a, C b) const {
+    return a > b;
+  }
 };
 struct Ge {
   template <class C>
-  WICK_HOST_DEVICE bool operator()(C a, C b) const { return a >= b; }
+  WICK_HOST_DEVICE bool operator()(C a, C b) const {
+    return a >= b;
+  }
 };
 
 }  // namespace wick::ew

@@ -9,8 +9,8 @@ void check_defined(Op op, const Tensor& t, const char* what) {
 void check_op_dtype(Op op, const Tensor& t) {
   check_defined(op, t);
   if (!op_defined_for(op, t.dtype()))
-    throw DTypeError(op_tag(op) + "not defined for dtype " + std::string(dtype_name(t.dtype())) + " (input " +
-                     t.str() + ")");
+    throw DTypeError(op_tag(op) + "not defined for dtype " + std::string(dtype_name(t.dtype())) + " (input " + t.str() +
+                     ")");
   if (!backend(t).supports(op, t.dtype()))
     throw UnsupportedError(op_tag(op) + "dtype " + std::string(dtype_name(t.dtype())) + " is not implemented on " +
                            t.device().location() + " (input " + t.str() + ")");

@@ -1,7 +1,7 @@
 #include "wick/memory.h"
-#include "wick/timing.h"
 
 #include "backend/backend.h"
+#include "wick/timing.h"
 
 namespace wick {
 

@@ -28,8 +28,7 @@ Tensor binary_op(Op op, const Tensor& a, const Tensor& b) {
   front::check_same_dtype(op, a, b);
   const Shape s = broadcast_shapes(a.shape(), b.shape(), std::string(op_name(op)).c_str());
   Tensor out = front::new_like(a, s, is_comparison(op) ? DType::U8 : a.dtype());
-  if (out.numel() > 0)
-    front::backend(a).binary(op, TensorArg(a, s), TensorArg(b, s), TensorArg(out));
+  if (out.numel() > 0) front::backend(a).binary(op, TensorArg(a, s), TensorArg(b, s), TensorArg(out));
   return out;
 }
 
@@ -49,15 +48,18 @@ int64_t int_bound(Scalar s, bool is_lo) {
 Tensor Tensor::affine(double mul, double add) const { return unary_op(Op::Affine, *this, {mul, add}); }
 Tensor Tensor::powf(double exponent) const { return unary_op(Op::Powf, *this, {exponent, {}}); }
 Tensor Tensor::elu(double alpha) const { return unary_op(Op::Elu, *this, {alpha, {}}); }
-Tensor Tensor::leaky_relu(double negative_slope) const {
-  return unary_op(Op::LeakyRelu, *this, {negative_slope, {}});
-}
+Tensor Tensor::leaky_relu(double negative_slope) const { return unary_op(Op::LeakyRelu, *this, {negative_slope, {}}); }
 
 Tensor Tensor::clamp(Scalar lo, Scalar hi) const {
   front::check_defined(Op::Clamp, *this);
   UnaryParams p{lo, hi};
   if (is_int(dtype()))
-    dispatch_in<kIntTypes>(dtype(), [&]<class T>() { p = {int_bound<T>(lo, true), int_bound<T>(hi, false)}; }, "clamp");
+    dispatch_in<kIntTypes>(
+        dtype(),
+        [&]<class T>() {
+          p = {int_bound<T>(lo, true), int_bound<T>(hi, false)};
+        },
+        "clamp");
   return unary_op(Op::Clamp, *this, p);
 }
 
@@ -100,8 +102,8 @@ Tensor Tensor::where_cond(const Tensor& on_true, const Tensor& on_false) const {
   constexpr Op op = Op::WhereCond;
   front::check_defined(op, *this, "condition");
   if (!is_int(dtype()))
-    throw DTypeError("[where_cond] condition must have an integer dtype (" + front::dtype_names(kIntTypes) +
-                     "), got " + str());
+    throw DTypeError("[where_cond] condition must have an integer dtype (" + front::dtype_names(kIntTypes) + "), got " +
+                     str());
   front::check_defined(op, on_true, "on_true");
   front::check_defined(op, on_false, "on_false");
   // The op runs on on_true's handle (its output's), so on_true comes first.

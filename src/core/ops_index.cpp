@@ -56,7 +56,8 @@ Tensor Tensor::index_select(const Tensor& ids, int64_t dim) const {
   Shape s = shape();
   s[d] = ids.numel();
   Tensor out = front::new_like(*this, s, dtype());
-  if (ids.numel() > 0) backend(*this).index_select(TensorArg(*this), TensorArg(ids), static_cast<int>(d), TensorArg(out));
+  if (ids.numel() > 0)
+    backend(*this).index_select(TensorArg(*this), TensorArg(ids), static_cast<int>(d), TensorArg(out));
   return out;
 }
 
@@ -202,8 +203,7 @@ void copy2d(const Tensor& src, Tensor& dst, int64_t rows, int64_t cols, int64_t 
     throw ShapeError(op_tag(op) + "src " + src.str() + " and dst " + dst.str() + " must be contiguous");
   if (rows < 0 || cols < 0 || src_stride < 0 || dst_stride < 0 || src_offset < 0 || dst_offset < 0)
     throw ShapeError(op_tag(op) + "negative argument: " + args);
-  if (rows > 1 && cols > 0 && dst_stride < cols)
-    throw ShapeError(op_tag(op) + "destination rows overlap: " + args);
+  if (rows > 1 && cols > 0 && dst_stride < cols) throw ShapeError(op_tag(op) + "destination rows overlap: " + args);
   if (!rows_fit(rows, cols, src_stride, src_offset, src.numel()))
     throw ShapeError(op_tag(op) + args + " reaches past the end of src " + src.str());
   if (!rows_fit(rows, cols, dst_stride, dst_offset, dst.numel()))

@@ -33,8 +33,8 @@ std::vector<size_t> reduced_dims(Op op, const Tensor& x, const Dims& dims) {
   for (int64_t d : dims) {
     const int64_t r = static_cast<int64_t>(x.rank());
     if (d < -r || d >= r)
-      throw ShapeError(t + "dim " + std::to_string(d) + " out of range for input " + x.str() + " (dims " +
-                       dims.str() + ")");
+      throw ShapeError(t + "dim " + std::to_string(d) + " out of range for input " + x.str() + " (dims " + dims.str() +
+                       ")");
     const size_t nd = static_cast<size_t>(d < 0 ? d + r : d);
     if (seen[nd]) throw ShapeError(t + "dim " + std::to_string(d) + " repeated in dims " + dims.str());
     seen[nd] = true;
@@ -140,7 +140,8 @@ Tensor Tensor::layer_norm(const Tensor& weight, const Tensor& bias, double eps) 
   check_param(Op::LayerNorm, *this, bias, "bias");
   Tensor out = front::new_like(*this, shape(), dtype());
   if (out.numel() > 0)
-    front::backend(*this).layer_norm(TensorArg(*this), TensorArg(weight), TensorArg(bias), TensorArg(out), NormParams{eps});
+    front::backend(*this).layer_norm(TensorArg(*this), TensorArg(weight), TensorArg(bias), TensorArg(out),
+                                     NormParams{eps});
   return out;
 }
 

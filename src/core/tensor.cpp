@@ -97,8 +97,8 @@ namespace {
 void check_rand_args(Op op, const Shape& shape, DType dtype, const Device& device) {
   check_shape(op, shape);
   if (!op_defined_for(op, dtype))
-    throw DTypeError(op_tag(op) + "not defined for dtype " + std::string(dtype_name(dtype)) + " (shape " +
-                     shape.str() + " on " + device.location() + "); use a float dtype");
+    throw DTypeError(op_tag(op) + "not defined for dtype " + std::string(dtype_name(dtype)) + " (shape " + shape.str() +
+                     " on " + device.location() + "); use a float dtype");
 }
 }  // namespace
 
@@ -108,10 +108,10 @@ Tensor Tensor::rand_uniform(const Shape& shape, DType dtype, double lo, double u
   // The kernels compute lo + u * (up - lo) in f64 (f64) or f32 (the other floats), so the span
   // must be finite in that type, or u = 0 would give inf * 0 = NaN.
   const double span = up - lo;
-  const bool span_ok = dtype == DType::F64 ? std::isfinite(span)
-                                           : std::isfinite(static_cast<float>(span)) &&
-                                                 std::isfinite(static_cast<float>(lo)) &&
-                                                 std::isfinite(static_cast<float>(up));
+  const bool span_ok = dtype == DType::F64
+                           ? std::isfinite(span)
+                           : std::isfinite(static_cast<float>(span)) && std::isfinite(static_cast<float>(lo)) &&
+                                 std::isfinite(static_cast<float>(up));
   if (!(lo <= up) || !std::isfinite(lo) || !std::isfinite(up) || !span_ok)
     throw InvalidArgument("[rand_uniform] need finite lo <= up with a finite up - lo in the compute type, got lo " +
                           std::to_string(lo) + ", up " + std::to_string(up) + " for " + shape.str() + " " +

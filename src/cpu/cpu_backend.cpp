@@ -1,17 +1,17 @@
 #include "cpu/cpu_backend.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <new>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
 #include <unordered_map>
-
-#include <sys/mman.h>
 
 #include "backend/dispatch.h"
 #include "backend/philox.h"
@@ -92,7 +92,7 @@ constexpr size_t kCacheMax = size_t{4} << 30;
 
 struct BlockCache {
   std::mutex mu;
-  std::unordered_map<void*, size_t> live;     // large blocks in use -> rounded size
+  std::unordered_map<void*, size_t> live;       // large blocks in use -> rounded size
   std::unordered_multimap<size_t, void*> free;  // cached large blocks by rounded size
   size_t cached = 0;
   size_t limit = 0;

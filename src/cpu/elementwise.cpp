@@ -5,8 +5,8 @@
 #include <iterator>
 #include <limits>
 #include <optional>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 
 #include "backend/dispatch.h"
 #include "backend/elementwise_math.h"
@@ -46,32 +46,37 @@ constexpr std::optional<VectorOp> vector_op() {
 // Returns false for other dtypes.
 bool vector_unary(const VectorOp& v, const TensorArg& src, const TensorArg& dst) {
   const VecFn fn = simd::kernels().*(v.f32);
-  return dispatch_in<kFloatTypes>(src.dtype, [&]<class T>() {
-    if constexpr (std::is_same_v<T, float>) {
-      map_vec<T, T>(fn, dst, src);
-      return true;
-    } else if constexpr (std::is_same_v<T, bf16>) {
-      const auto kernel = simd::kernels().unary_bf16;
-      map_vec<T, T>([&](const T* in, T* out, int64_t n) { kernel(v.bf16, &in->bits, &out->bits, n); }, dst, src);
-      return true;
-    } else if constexpr (std::is_same_v<T, f16>) {
-      const auto widen = simd::converter<float, T>();
-      const auto narrow = simd::converter<T, float>();
-      map_vec<T, T>([&](const T* in, T* out, int64_t n) {
-        constexpr int64_t kBlock = 512;
-        float buf[kBlock];
-        for (int64_t i = 0; i < n; i += kBlock) {
-          const int64_t m = std::min(kBlock, n - i);
-          widen(in + i, buf, m);
-          fn(buf, buf, m);
-          narrow(buf, out + i, m);
+  return dispatch_in<kFloatTypes>(
+      src.dtype,
+      [&]<class T>() {
+        if constexpr (std::is_same_v<T, float>) {
+          map_vec<T, T>(fn, dst, src);
+          return true;
+        } else if constexpr (std::is_same_v<T, bf16>) {
+          const auto kernel = simd::kernels().unary_bf16;
+          map_vec<T, T>([&](const T* in, T* out, int64_t n) { kernel(v.bf16, &in->bits, &out->bits, n); }, dst, src);
+          return true;
+        } else if constexpr (std::is_same_v<T, f16>) {
+          const auto widen = simd::converter<float, T>();
+          const auto narrow = simd::converter<T, float>();
+          map_vec<T, T>(
+              [&](const T* in, T* out, int64_t n) {
+                constexpr int64_t kBlock = 512;
+                float buf[kBlock];
+                for (int64_t i = 0; i < n; i += kBlock) {
+                  const int64_t m = std::min(kBlock, n - i);
+                  widen(in + i, buf, m);
+                  fn(buf, buf, m);
+                  narrow(buf, out + i, m);
+                }
+              },
+              dst, src);
+          return true;
+        } else {
+          return false;
         }
-      }, dst, src);
-      return true;
-    } else {
-      return false;
-    }
-  }, "unary");
+      },
+      "unary");
 }
 
 // One row of the op table: the vector kernel where there is one, else F on the dtypes in Mask.
@@ -80,8 +85,8 @@ void unary_row(Op op, const UnaryParams& p, const TensorArg& src, const TensorAr
   if constexpr (constexpr auto v = vector_op<F>(); v.has_value()) {
     if (vector_unary(*v, src, dst)) return;
   }
-  dispatch_in<Mask>(src.dtype, [&]<class T>() { apply<T>(ew::unary_functor<T, F>(p), src, dst); },
-                    std::string(op_name(op)).c_str());
+  dispatch_in<Mask>(
+      src.dtype, [&]<class T>() { apply<T>(ew::unary_functor<T, F>(p), src, dst); }, std::string(op_name(op)).c_str());
 }
 
 }  // namespace

@@ -34,8 +34,7 @@ void unary(const F& f, const TensorArg& src, const TensorArg& dst) {
 // pointers at the chunk's first element, its length and their strides along it.
 template <class T, class Out, class Body>
 void for_each_binary_chunk(const TensorArg& a, const TensorArg& b, const TensorArg& dst, const Body& body) {
-  const Collapsed<3> c =
-      collapse<3>(dst.shape(), {&dst.layout.strides(), &a.layout.strides(), &b.layout.strides()});
+  const Collapsed<3> c = collapse<3>(dst.shape(), {&dst.layout.strides(), &a.layout.strides(), &b.layout.strides()});
   Out* const out = dst.ptr<Out>();
   const T* const pa = a.ptr<T>();
   const T* const pb = b.ptr<T>();
@@ -48,20 +47,21 @@ void for_each_binary_chunk(const TensorArg& a, const TensorArg& b, const TensorA
 // loaded (and converted) once per chunk.
 template <class T, class Out, class Load, class F>
 void binary(const Load& load, const F& f, const TensorArg& a, const TensorArg& b, const TensorArg& dst) {
-  for_each_binary_chunk<T, Out>(a, b, dst, [&](Out* o, const T* x, const T* y, int64_t n,
-                                               const std::array<int64_t, 3>& st) {
-    if (st[0] == 1 && st[1] == 1 && st[2] == 1) {
-      for (int64_t j = 0; j < n; ++j) o[j] = f(load(x[j]), load(y[j]));
-    } else if (st[0] == 1 && st[1] == 1 && st[2] == 0) {
-      const auto yv = load(y[0]);
-      for (int64_t j = 0; j < n; ++j) o[j] = f(load(x[j]), yv);
-    } else if (st[0] == 1 && st[1] == 0 && st[2] == 1) {
-      const auto xv = load(x[0]);
-      for (int64_t j = 0; j < n; ++j) o[j] = f(xv, load(y[j]));
-    } else {
-      for (int64_t j = 0; j < n; ++j) o[j * st[0]] = f(load(x[j * st[1]]), load(y[j * st[2]]));
-    }
-  });
+  for_each_binary_chunk<T, Out>(a, b, dst,
+                                [&](Out* o, const T* x, const T* y, int64_t n, const std::array<int64_t, 3>& st) {
+                                  if (st[0] == 1 && st[1] == 1 && st[2] == 1) {
+                                    for (int64_t j = 0; j < n; ++j) o[j] = f(load(x[j]), load(y[j]));
+                                  } else if (st[0] == 1 && st[1] == 1 && st[2] == 0) {
+                                    const auto yv = load(y[0]);
+                                    for (int64_t j = 0; j < n; ++j) o[j] = f(load(x[j]), yv);
+                                  } else if (st[0] == 1 && st[1] == 0 && st[2] == 1) {
+                                    const auto xv = load(x[0]);
+                                    for (int64_t j = 0; j < n; ++j) o[j] = f(xv, load(y[j]));
+                                  } else {
+                                    for (int64_t j = 0; j < n; ++j)
+                                      o[j * st[0]] = f(load(x[j * st[1]]), load(y[j * st[2]]));
+                                  }
+                                });
 }
 
 // dst = cond != 0 ? t : f, for a value type V of the element's size (the bits are copied).

@@ -49,40 +49,42 @@ Ids validate_ids(const char* op, const TensorArg& ids, int64_t size, int dim) {
   // The contiguous layout of ids' shape: its offsets are row-major positions.
   const Layout flat(ids.shape());
   std::atomic<int64_t> first_bad{n};
-  dispatch_in<kIdTypes>(ids.dtype, [&]<class I>() {
-    const I* p = ids.ptr<I>();
-    const Collapsed<2> c = collapse<2>(ids.shape(), {&ids.layout.strides(), &flat.strides()});
-    for_each_chunk<2>(c, [&](const std::array<int64_t, 2>& off, int64_t len, const std::array<int64_t, 2>& st) {
-      if constexpr (!std::is_same_v<I, int64_t>) {
-      } else if (!copy && st[0] == 1) {
-        // i64 ids in place: a branch-free scan first (it vectorises); the loop below only runs on
-        // a chunk that holds a bad id, to find the first one.
-        const I* q = p + off[0];
-        bool any_bad = false;
-        for (int64_t j = 0; j < len; ++j) any_bad |= q[j] < 0 || q[j] >= static_cast<I>(size);
-        if (!any_bad) return;
-      }
-      for (int64_t j = 0; j < len; ++j) {
-        const I v = p[off[0] + j * st[0]];
-        const int64_t pos = off[1] + j * st[1];
-        bool bad;
-        if constexpr (std::is_unsigned_v<I>) {
-          bad = static_cast<uint64_t>(v) >= static_cast<uint64_t>(size);
-        } else {
-          bad = v < 0 || v >= size;
-        }
-        if (bad) {
-          int64_t cur = first_bad.load();
-          while (pos < cur && !first_bad.compare_exchange_weak(cur, pos)) {
+  dispatch_in<kIdTypes>(
+      ids.dtype,
+      [&]<class I>() {
+        const I* p = ids.ptr<I>();
+        const Collapsed<2> c = collapse<2>(ids.shape(), {&ids.layout.strides(), &flat.strides()});
+        for_each_chunk<2>(c, [&](const std::array<int64_t, 2>& off, int64_t len, const std::array<int64_t, 2>& st) {
+          if constexpr (!std::is_same_v<I, int64_t>) {
+          } else if (!copy && st[0] == 1) {
+            // i64 ids in place: a branch-free scan first (it vectorises); the loop below only runs on
+            // a chunk that holds a bad id, to find the first one.
+            const I* q = p + off[0];
+            bool any_bad = false;
+            for (int64_t j = 0; j < len; ++j) any_bad |= q[j] < 0 || q[j] >= static_cast<I>(size);
+            if (!any_bad) return;
           }
-          return;  // later ids of this chunk come after pos
-        }
-        if (copy) out.buf[static_cast<size_t>(pos)] = static_cast<int64_t>(v);
-      }
-    });
-  }, op);
-  if (first_bad.load() < n)
-    throw indexing::out_of_range(op, id_at(ids, first_bad.load()), dim, size, "cpu");
+          for (int64_t j = 0; j < len; ++j) {
+            const I v = p[off[0] + j * st[0]];
+            const int64_t pos = off[1] + j * st[1];
+            bool bad;
+            if constexpr (std::is_unsigned_v<I>) {
+              bad = static_cast<uint64_t>(v) >= static_cast<uint64_t>(size);
+            } else {
+              bad = v < 0 || v >= size;
+            }
+            if (bad) {
+              int64_t cur = first_bad.load();
+              while (pos < cur && !first_bad.compare_exchange_weak(cur, pos)) {
+              }
+              return;  // later ids of this chunk come after pos
+            }
+            if (copy) out.buf[static_cast<size_t>(pos)] = static_cast<int64_t>(v);
+          }
+        });
+      },
+      op);
+  if (first_bad.load() < n) throw indexing::out_of_range(op, id_at(ids, first_bad.load()), dim, size, "cpu");
   out.arg = copy ? TensorArg(out.buf.data(), DType::I64, flat) : TensorArg(ids.data, DType::I64, ids.layout);
   return out;
 }
@@ -230,9 +232,8 @@ void CpuBackend::index_add(const TensorArg& dst, const TensorArg& ids, const Ten
   const size_t d = static_cast<size_t>(dim);
   const Ids iv = validate_ids("index_add", ids, dst.layout.dim(d), dim);
   if (src.numel() == 0) return;
-  dispatch(dst.dtype, [&]<class T>() {
-    index_add_loop<T>(dst, src, d, iv.arg.ptr<int64_t>(), iv.arg.layout.stride(0));
-  });
+  dispatch(dst.dtype,
+           [&]<class T>() { index_add_loop<T>(dst, src, d, iv.arg.ptr<int64_t>(), iv.arg.layout.stride(0)); });
 }
 
 }  // namespace wick::cpu

@@ -70,7 +70,8 @@ template <class S, class D>
 void unpack(const S* in, const MatRef<D>& m) {
   parallel_for(m.rows, row_grain(m.cols), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r)
-      for (int64_t c = 0; c < m.cols; ++c) m.p[r * m.rs + c * m.cs] = convert<std::remove_const_t<D>>(in[r * m.cols + c]);
+      for (int64_t c = 0; c < m.cols; ++c)
+        m.p[r * m.rs + c * m.cs] = convert<std::remove_const_t<D>>(in[r * m.cols + c]);
   });
 }
 
@@ -242,8 +243,8 @@ int64_t batch_offset(const Shape& batch, const Layout& l, int64_t bi) {
 template <class T>
 MatRef<T> matrix(const TensorArg& t, const Shape& batch, int64_t bi) {
   const size_t r = t.layout.rank();
-  return {t.ptr<std::remove_const_t<T>>() + batch_offset(batch, t.layout, bi), t.layout.dim(r - 2),
-          t.layout.dim(r - 1), t.layout.stride(r - 2), t.layout.stride(r - 1)};
+  return {t.ptr<std::remove_const_t<T>>() + batch_offset(batch, t.layout, bi), t.layout.dim(r - 2), t.layout.dim(r - 1),
+          t.layout.stride(r - 2), t.layout.stride(r - 1)};
 }
 
 // matmul's batches b0, b0 + 1, ... as the products of gemm_bf16 or gemm_f32.
@@ -383,8 +384,8 @@ std::optional<int64_t> merged_row_stride(const Layout& l) {
 namespace {
 
 bool pre_avx_core(const std::string& core) {
-  static const char* const kPreAvx[] = {"Prescott", "Core2", "Penryn", "Dunnington", "Nehalem", "Atom", "Katmai",
-                                        "Coppermine", "Northwood", "Banias"};
+  static const char* const kPreAvx[] = {"Prescott", "Core2",  "Penryn",     "Dunnington", "Nehalem",
+                                        "Atom",     "Katmai", "Coppermine", "Northwood",  "Banias"};
   return std::find(std::begin(kPreAvx), std::end(kPreAvx), core) != std::end(kPreAvx);
 }
 
@@ -434,7 +435,9 @@ std::string blas_details() {
   return s;
 }
 
-void gemm(MatRef<const float> a, MatRef<const float> b, MatRef<float> c, float beta) { gemm_impl<float>(a, b, c, beta); }
+void gemm(MatRef<const float> a, MatRef<const float> b, MatRef<float> c, float beta) {
+  gemm_impl<float>(a, b, c, beta);
+}
 void gemm(MatRef<const double> a, MatRef<const double> b, MatRef<double> c, double beta) {
   gemm_impl<double>(a, b, c, beta);
 }
@@ -482,49 +485,52 @@ void matmul_at(const TensorArg& a, const TensorArg& b, const TensorArg& dst, sim
   // bf16 products of a few rows against W^T go to gemm_bf16's unpacked paths before the vector
   // kernels (Note [CPU matrix-vector products]).
   if (bf16_as_is(a, b, dst, batch, isa)) return gemm_bf16(nb, batch_products<bf16>(a, b, dst, batch, 0), isa);
-  dispatch_in<kFloatTypes>(dst.dtype, [&]<class T>() {
-    if (matvec<T>(a, b, dst, batch)) return;
-    parallel_for(nb, grain, [&](int64_t b0, int64_t b1) {
-      if constexpr (std::is_same_v<T, float>) {
-        // One call for the chunk's batches (all of them where the work is large: the call spreads
-        // them over the threads itself), as for bf16.
-        if (own_f32) return gemm_f32(b1 - b0, batch_products<float>(a, b, dst, batch, b0), isa);
-      }
-      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-        for (int64_t bi = b0; bi < b1; ++bi)
-          gemm(matrix<const T>(a, batch, bi), matrix<const T>(b, batch, bi), matrix<T>(dst, batch, bi));
-      } else {
-        if constexpr (std::is_same_v<T, bf16>) {
-          if (own_bf16) return gemm_bf16(b1 - b0, batch_products<bf16>(a, b, dst, batch, b0), isa);
-        }
-        // 8/16-bit floats: widen to f32 (exact), one f32 GEMM accumulating in f32, one rounding.
-        const Scratch<float> fa = scratch<float>(m * k), fb = scratch<float>(k * n), fc = scratch<float>(m * n);
-        MatRef<const float> wa{}, wb{};
-        const T* last_a = nullptr;
-        const T* last_b = nullptr;
-        for (int64_t bi = b0; bi < b1; ++bi) {
-          const MatRef<const T> ma = matrix<const T>(a, batch, bi), mb = matrix<const T>(b, batch, bi);
-          // Broadcast batches repeat an operand: widen it once.
-          if (ma.p != last_a) wa = widen(ma, fa.get());
-          if (mb.p != last_b) wb = widen(mb, fb.get());
-          last_a = ma.p;
-          last_b = mb.p;
-          const MatRef<float> wc{fc.get(), m, n, n, 1};
-          if (own_f32) {
-            gemm_f32(
-                1,
-                [&](int64_t) {
-                  return F32Gemm{wa, wb, wc};
-                },
-                isa);
-          } else {
-            gemm(wa, wb, wc);
+  dispatch_in<kFloatTypes>(
+      dst.dtype,
+      [&]<class T>() {
+        if (matvec<T>(a, b, dst, batch)) return;
+        parallel_for(nb, grain, [&](int64_t b0, int64_t b1) {
+          if constexpr (std::is_same_v<T, float>) {
+            // One call for the chunk's batches (all of them where the work is large: the call spreads
+            // them over the threads itself), as for bf16.
+            if (own_f32) return gemm_f32(b1 - b0, batch_products<float>(a, b, dst, batch, b0), isa);
           }
-          narrow(fc.get(), matrix<T>(dst, batch, bi));
-        }
-      }
-    });
-  }, "matmul");
+          if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+            for (int64_t bi = b0; bi < b1; ++bi)
+              gemm(matrix<const T>(a, batch, bi), matrix<const T>(b, batch, bi), matrix<T>(dst, batch, bi));
+          } else {
+            if constexpr (std::is_same_v<T, bf16>) {
+              if (own_bf16) return gemm_bf16(b1 - b0, batch_products<bf16>(a, b, dst, batch, b0), isa);
+            }
+            // 8/16-bit floats: widen to f32 (exact), one f32 GEMM accumulating in f32, one rounding.
+            const Scratch<float> fa = scratch<float>(m * k), fb = scratch<float>(k * n), fc = scratch<float>(m * n);
+            MatRef<const float> wa{}, wb{};
+            const T* last_a = nullptr;
+            const T* last_b = nullptr;
+            for (int64_t bi = b0; bi < b1; ++bi) {
+              const MatRef<const T> ma = matrix<const T>(a, batch, bi), mb = matrix<const T>(b, batch, bi);
+              // Broadcast batches repeat an operand: widen it once.
+              if (ma.p != last_a) wa = widen(ma, fa.get());
+              if (mb.p != last_b) wb = widen(mb, fb.get());
+              last_a = ma.p;
+              last_b = mb.p;
+              const MatRef<float> wc{fc.get(), m, n, n, 1};
+              if (own_f32) {
+                gemm_f32(
+                    1,
+                    [&](int64_t) {
+                      return F32Gemm{wa, wb, wc};
+                    },
+                    isa);
+              } else {
+                gemm(wa, wb, wc);
+              }
+              narrow(fc.get(), matrix<T>(dst, batch, bi));
+            }
+          }
+        });
+      },
+      "matmul");
 }
 
 }  // namespace wick::cpu

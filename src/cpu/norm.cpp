@@ -283,25 +283,29 @@ void softmax_row(C* x, int64_t n, bool log) {
 }  // namespace
 
 void CpuBackend::softmax(const TensorArg& src, const TensorArg& dst, bool log) {
-  dispatch_in<kFloatTypes>(src.dtype, [&]<class T>() {
-    using C = compute_t<T>;
-    if (softmax_few_long_rows_f32(src, dst, log)) return;
-    const int64_t n = src.numel() == 0 ? 0 : src.layout.shape().back();
-    const int64_t group = std::is_same_v<C, float> ? softmax_group(n) : 1;
-    if (direct_f32_rows(src, dst, 8, group, [log](const float* const* x, float* const* out, int64_t g, int64_t len) {
-          softmax_rows_f32(x, out, g, len, log);
-        }))
-      return;
-    normalise_rows<T, C>(src, dst, 8, group, [log](C* buf, int64_t g, int64_t len) {
-      if constexpr (std::is_same_v<C, float>) {
-        float* x[kMaxRowGroup];
-        for (int64_t j = 0; j < g; ++j) x[j] = buf + j * len;
-        softmax_rows_f32(x, x, g, len, log);
-      } else {
-        for (int64_t j = 0; j < g; ++j) softmax_row(buf + j * len, len, log);
-      }
-    });
-  }, log ? "log_softmax" : "softmax");
+  dispatch_in<kFloatTypes>(
+      src.dtype,
+      [&]<class T>() {
+        using C = compute_t<T>;
+        if (softmax_few_long_rows_f32(src, dst, log)) return;
+        const int64_t n = src.numel() == 0 ? 0 : src.layout.shape().back();
+        const int64_t group = std::is_same_v<C, float> ? softmax_group(n) : 1;
+        if (direct_f32_rows(src, dst, 8, group,
+                            [log](const float* const* x, float* const* out, int64_t g, int64_t len) {
+                              softmax_rows_f32(x, out, g, len, log);
+                            }))
+          return;
+        normalise_rows<T, C>(src, dst, 8, group, [log](C* buf, int64_t g, int64_t len) {
+          if constexpr (std::is_same_v<C, float>) {
+            float* x[kMaxRowGroup];
+            for (int64_t j = 0; j < g; ++j) x[j] = buf + j * len;
+            softmax_rows_f32(x, x, g, len, log);
+          } else {
+            for (int64_t j = 0; j < g; ++j) softmax_row(buf + j * len, len, log);
+          }
+        });
+      },
+      log ? "log_softmax" : "softmax");
 }
 
 void CpuBackend::rms_norm(const TensorArg& x, const TensorArg& weight, const TensorArg& dst, const NormParams& p) {

@@ -65,8 +65,7 @@ void avg_pool_typed(const TensorArg& src, const TensorArg& dst, const Pool2dPara
     A sum = 0;
     for (int64_t ih = w.hs; ih < w.he; ++ih)
       for (int64_t iw = w.ws; iw < w.we; ++iw) sum += convert<A>(xp[w.xo + ih * x.sh + iw * x.sw]);
-    const int64_t div =
-        convmath::avg_pool_divisor(w.h0, w.w0, p.kernel[0], p.kernel[1], x.h, x.w, p.count_include_pad);
+    const int64_t div = convmath::avg_pool_divisor(w.h0, w.w0, p.kernel[0], p.kernel[1], x.h, x.w, p.count_include_pad);
     yp[yi] = convert<T>(sum / static_cast<A>(div));
   });
 }

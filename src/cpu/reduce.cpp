@@ -26,8 +26,8 @@ namespace {
 
 constexpr int kLanes = 16;
 constexpr int64_t kBlock = 2048;  // elements per pairwise leaf in a row sum
-constexpr int64_t kColW = 1024;    // outputs per column-mode strip
-constexpr int kRowBlock = 8;       // reduced rows added at once in column mode
+constexpr int64_t kColW = 1024;   // outputs per column-mode strip
+constexpr int kRowBlock = 8;      // reduced rows added at once in column mode
 
 template <bool Unit, class T>
 inline T at(const T* p, int64_t i, int64_t s) {
@@ -328,8 +328,8 @@ int64_t split_count(int64_t outputs, int64_t elems, int64_t units) {
 }
 
 template <class K, class T>
-void reduce_rows(const T* src, const Outer& outer, const Dims& ishape,
-                 const Dims& istride, int64_t total, typename K::Out* dst) {
+void reduce_rows(const T* src, const Outer& outer, const Dims& ishape, const Dims& istride, int64_t total,
+                 typename K::Out* dst) {
   using Acc = typename K::Acc;
   const int64_t n = ishape.back(), s = istride.back();
   const Dims sub_shape(ishape.begin(), ishape.end() - 1), sub_stride(istride.begin(), istride.end() - 1);
@@ -380,8 +380,8 @@ void reduce_rows(const T* src, const Outer& outer, const Dims& ishape,
 
 // Column mode; `v` is the kept dim with unit src stride.
 template <class K, class T>
-void reduce_cols(const T* src, const Outer& outer, size_t v, const Dims& ishape,
-                 const Dims& istride, int64_t total, typename K::Out* dst) {
+void reduce_cols(const T* src, const Outer& outer, size_t v, const Dims& ishape, const Dims& istride, int64_t total,
+                 typename K::Out* dst) {
   using Acc = typename K::Acc;
   Dims pshape, psrc, pdst;
   for (size_t d = 0; d < outer.shape.size(); ++d)
@@ -492,27 +492,30 @@ void run_reduce(const TensorArg& src, int n_reduced, const TensorArg& dst) {
 }  // namespace
 
 void CpuBackend::reduce(Op op, const TensorArg& src, int n_reduced, const TensorArg& dst) {
-  dispatch(src.dtype, [&]<class T>() {
-    switch (op) {
-      case Op::Sum:
-        return run_reduce<SumKernel<T, false>, T>(src, n_reduced, dst);
-      case Op::Mean:
-        if constexpr (is_float_v<T>) return run_reduce<SumKernel<T, true>, T>(src, n_reduced, dst);
-        break;
-      case Op::Min:
-        return run_reduce<MinMaxKernel<T, false>, T>(src, n_reduced, dst);
-      case Op::Max:
-        return run_reduce<MinMaxKernel<T, true>, T>(src, n_reduced, dst);
-      case Op::ArgMin:
-        return run_reduce<ArgKernel<T, false>, T>(src, n_reduced, dst);
-      case Op::ArgMax:
-        return run_reduce<ArgKernel<T, true>, T>(src, n_reduced, dst);
-      default:
-        break;
-    }
-    throw UnsupportedError("[" + std::string(op_name(op)) + "] is not a reduction for dtype " +
-                           std::string(dtype_name(src.dtype)));
-  }, "reduce");
+  dispatch(
+      src.dtype,
+      [&]<class T>() {
+        switch (op) {
+          case Op::Sum:
+            return run_reduce<SumKernel<T, false>, T>(src, n_reduced, dst);
+          case Op::Mean:
+            if constexpr (is_float_v<T>) return run_reduce<SumKernel<T, true>, T>(src, n_reduced, dst);
+            break;
+          case Op::Min:
+            return run_reduce<MinMaxKernel<T, false>, T>(src, n_reduced, dst);
+          case Op::Max:
+            return run_reduce<MinMaxKernel<T, true>, T>(src, n_reduced, dst);
+          case Op::ArgMin:
+            return run_reduce<ArgKernel<T, false>, T>(src, n_reduced, dst);
+          case Op::ArgMax:
+            return run_reduce<ArgKernel<T, true>, T>(src, n_reduced, dst);
+          default:
+            break;
+        }
+        throw UnsupportedError("[" + std::string(op_name(op)) + "] is not a reduction for dtype " +
+                               std::string(dtype_name(src.dtype)));
+      },
+      "reduce");
 }
 
 }  // namespace wick::cpu

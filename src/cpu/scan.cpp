@@ -190,19 +190,21 @@ bool cumsum_few_long_rows(const TensorArg& src, const TensorArg& dst) {
 }  // namespace
 
 void CpuBackend::cumsum(const TensorArg& src, const TensorArg& dst) {
-  dispatch(src.dtype, [&]<class T>() {
-    if (src.numel() == 0) return;
-    if (cumsum_columns<T>(src, dst)) return;
-    if (cumsum_few_long_rows<T>(src, dst)) return;
-    const int64_t n = src.layout.shape().back();
-    const int64_t ss = src.layout.strides().back(), ds = dst.layout.strides().back();
-    const T* in = src.ptr<T>();
-    T* out = dst.ptr<T>();
-    for_each_last_dim_row<2>(src.shape(), {&src.layout.strides(), &dst.layout.strides()}, n,
-                             [&](const std::array<int64_t, 2>& off) {
-                               scan_row<T>(in + off[0], ss, out + off[1], ds, n);
-                             });
-  }, "cumsum");
+  dispatch(
+      src.dtype,
+      [&]<class T>() {
+        if (src.numel() == 0) return;
+        if (cumsum_columns<T>(src, dst)) return;
+        if (cumsum_few_long_rows<T>(src, dst)) return;
+        const int64_t n = src.layout.shape().back();
+        const int64_t ss = src.layout.strides().back(), ds = dst.layout.strides().back();
+        const T* in = src.ptr<T>();
+        T* out = dst.ptr<T>();
+        for_each_last_dim_row<2>(
+            src.shape(), {&src.layout.strides(), &dst.layout.strides()}, n,
+            [&](const std::array<int64_t, 2>& off) { scan_row<T>(in + off[0], ss, out + off[1], ds, n); });
+      },
+      "cumsum");
 }
 
 }  // namespace wick::cpu

@@ -98,11 +98,16 @@ Isa from_env(Isa best) {
   if (e == nullptr || *e == '\0') return best;
   const std::string s(e);
   Isa want = best;
-  if (s == "base") want = Isa::Base;
-  else if (s == "avx2") want = Isa::Avx2;
-  else if (s == "avx512") want = Isa::Avx512;
-  else if (s == "avx512bf16") want = Isa::Avx512Bf16;
-  else if (s == "amx") want = Isa::Amx;
+  if (s == "base")
+    want = Isa::Base;
+  else if (s == "avx2")
+    want = Isa::Avx2;
+  else if (s == "avx512")
+    want = Isa::Avx512;
+  else if (s == "avx512bf16")
+    want = Isa::Avx512Bf16;
+  else if (s == "amx")
+    want = Isa::Amx;
   return static_cast<int>(want) < static_cast<int>(best) ? want : best;
 }
 

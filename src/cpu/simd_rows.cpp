@@ -30,7 +30,7 @@ WICK_INLINE float minmax_v(const float* x, int64_t n) {
   auto pick = [](const auto& v, const auto& acc) __attribute__((always_inline)) {
     return (IsMax ? v > acc : v < acc) ? v : acc;
   };
-  auto track = [](N& nan, const F& v) __attribute__((always_inline)) {
+  auto track = [](N & nan, const F& v) __attribute__((always_inline)) {
     if constexpr (W == 16) {
       nan = v != v ? v : nan;
     } else {
@@ -110,12 +110,11 @@ template <int W>
 WICK_INLINE float sumsq16_v(const float* x, int64_t n, float shift) {
   using F = typename Vec<W>::F;
   return lanes16_v<W>(
-      n,
-      [x, shift](int64_t i) __attribute__((always_inline)) {
+      n, [ x, shift ](int64_t i) __attribute__((always_inline)) {
         const F e = load<F>(x + i) + shift;
         return e * e;
       },
-      [x, shift](int64_t i) __attribute__((always_inline)) {
+      [ x, shift ](int64_t i) __attribute__((always_inline)) {
         const float e = x[i] + shift;
         return e * e;
       });
@@ -170,18 +169,18 @@ WICK_INLINE void scale_v(float* x, int64_t n, float s) {
 
 // ---- the levels ------------------------------------------------------------------------------
 
-#define WICK_ROWS_LEVEL(suffix, W, ATTR, OPS)                                                                          \
-  ATTR float max_##suffix(const float* x, int64_t n) { return minmax_v<W, true>(x, n); }                               \
-  ATTR float min_##suffix(const float* x, int64_t n) { return minmax_v<W, false>(x, n); }                              \
-  ATTR float sum16_##suffix(const float* x, int64_t n) { return sum16_v<W>(x, n); }                                    \
-  ATTR __attribute__((flatten)) float exp_sum16_##suffix(const float* in, float* out, int64_t n, float shift) {        \
-    return exp_sum16_v<W>(in, out, n, shift, OPS{});                                                                   \
-  }                                                                                                                    \
-  ATTR void scale_##suffix(float* x, int64_t n, float s) { scale_v<W>(x, n, s); }                                      \
-  ATTR float sumsq16_##suffix(const float* x, int64_t n, float shift) { return sumsq16_v<W>(x, n, shift); }            \
-  ATTR void norm_##suffix(const float* in, float* out, int64_t n, float shift, float s, const float* w,                \
-                          const float* b) {                                                                            \
-    norm_v<W>(in, out, n, shift, s, w, b);                                                                             \
+#define WICK_ROWS_LEVEL(suffix, W, ATTR, OPS)                                                                   \
+  ATTR float max_##suffix(const float* x, int64_t n) { return minmax_v<W, true>(x, n); }                        \
+  ATTR float min_##suffix(const float* x, int64_t n) { return minmax_v<W, false>(x, n); }                       \
+  ATTR float sum16_##suffix(const float* x, int64_t n) { return sum16_v<W>(x, n); }                             \
+  ATTR __attribute__((flatten)) float exp_sum16_##suffix(const float* in, float* out, int64_t n, float shift) { \
+    return exp_sum16_v<W>(in, out, n, shift, OPS{});                                                            \
+  }                                                                                                             \
+  ATTR void scale_##suffix(float* x, int64_t n, float s) { scale_v<W>(x, n, s); }                               \
+  ATTR float sumsq16_##suffix(const float* x, int64_t n, float shift) { return sumsq16_v<W>(x, n, shift); }     \
+  ATTR void norm_##suffix(const float* in, float* out, int64_t n, float shift, float s, const float* w,         \
+                          const float* b) {                                                                     \
+    norm_v<W>(in, out, n, shift, s, w, b);                                                                      \
   }
 
 WICK_ROWS_LEVEL(base, 4, , OpsBase)

@@ -103,30 +103,33 @@ int64_t sort_row_work(int64_t n) {
 }  // namespace
 
 void CpuBackend::sort(const TensorArg& src, const TensorArg& values, const TensorArg& indices, bool descending) {
-  dispatch(src.dtype, [&]<class T>() {
-    if (src.numel() == 0) return;
-    const int64_t n = src.layout.shape().back();
-    const int64_t ss = src.layout.strides().back(), is = indices.layout.strides().back();
-    const bool want_values = values.data != nullptr;
-    const T* in = src.ptr<T>();
-    int64_t* idx = indices.ptr<int64_t>();
-    T* val = want_values ? values.ptr<T>() : nullptr;
-    const int64_t vs = want_values ? values.layout.strides().back() : 0;
-    const Strides& vstr = want_values ? values.layout.strides() : indices.layout.strides();
-    const bool narrow = n <= int64_t{std::numeric_limits<uint32_t>::max()};  // positions fit 32 bits
-    for_each_last_dim_row<3>(src.shape(), {&src.layout.strides(), &indices.layout.strides(), &vstr},
-                             sort_row_work<T>(n), [&](const std::array<int64_t, 3>& off) {
-                               int64_t* row_idx = idx + off[1];
-                               if (narrow) {
-                                 sort_row<T, uint32_t>(in + off[0], ss, n, descending, row_idx, is);
-                               } else {
-                                 sort_row<T, int64_t>(in + off[0], ss, n, descending, row_idx, is);
-                               }
-                               if (want_values)
-                                 for (int64_t i = 0; i < n; ++i)
-                                   val[off[2] + i * vs] = in[off[0] + row_idx[i * is] * ss];
-                             });
-  }, "sort");
+  dispatch(
+      src.dtype,
+      [&]<class T>() {
+        if (src.numel() == 0) return;
+        const int64_t n = src.layout.shape().back();
+        const int64_t ss = src.layout.strides().back(), is = indices.layout.strides().back();
+        const bool want_values = values.data != nullptr;
+        const T* in = src.ptr<T>();
+        int64_t* idx = indices.ptr<int64_t>();
+        T* val = want_values ? values.ptr<T>() : nullptr;
+        const int64_t vs = want_values ? values.layout.strides().back() : 0;
+        const Strides& vstr = want_values ? values.layout.strides() : indices.layout.strides();
+        const bool narrow = n <= int64_t{std::numeric_limits<uint32_t>::max()};  // positions fit 32 bits
+        for_each_last_dim_row<3>(src.shape(), {&src.layout.strides(), &indices.layout.strides(), &vstr},
+                                 sort_row_work<T>(n), [&](const std::array<int64_t, 3>& off) {
+                                   int64_t* row_idx = idx + off[1];
+                                   if (narrow) {
+                                     sort_row<T, uint32_t>(in + off[0], ss, n, descending, row_idx, is);
+                                   } else {
+                                     sort_row<T, int64_t>(in + off[0], ss, n, descending, row_idx, is);
+                                   }
+                                   if (want_values)
+                                     for (int64_t i = 0; i < n; ++i)
+                                       val[off[2] + i * vs] = in[off[0] + row_idx[i * is] * ss];
+                                 });
+      },
+      "sort");
 }
 
 }  // namespace wick::cpu

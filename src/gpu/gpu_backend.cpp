@@ -40,7 +40,7 @@ kern::LaunchCtx GpuBackend::enter(const char* op) const {
   gpu::set_device(ordinal_);
   // Launchers take the handle for its scratch memory and pinned slots: that is work on the
   // device, not a change of this object, whence the const_cast.
-  return kern::LaunchCtx{stream_.native(),    props_.multiprocessors, ordinal_, op, props_.shared_per_block_optin,
+  return kern::LaunchCtx{stream_.native(), props_.multiprocessors,       ordinal_, op, props_.shared_per_block_optin,
                          props_.warp_size, const_cast<GpuBackend*>(this)};
 }
 

@@ -81,36 +81,105 @@ const char* timer_name(const Device& d) { return d.is_gpu() ? "device events" : 
 // memory-bound rows and matmul 2048^3; Quick = tiny, for the smoke test.
 struct Sizes {
   const char* name;
-  int64_t n;                 // flat elementwise rows
-  int64_t bm, bn;            // broadcast mul [bm, bn] * [bn]
-  int64_t tr;                // transpose-copy [tr, tr]
-  int64_t rr, rc;            // reductions, softmax, cumsum, gather [rr, rc]
-  int64_t nr, nc;            // rms_norm, layer_norm [nr, nc]
-  int64_t sr, sc;            // sort [sr, sc]
-  int64_t ir, ic, ik;        // index_select: table [ir, ic], ik ids
-  int64_t mm16, mm32;        // matmul sides: bf16/f16, f32
-  int64_t bb, bmn, bk;       // bmm: bb x ([bmn, bk] @ [bk, bmn])
-  int64_t mvm, mvk;          // matvec [mvm, mvk] @ [mvk]
-  int64_t c1n, c1c, c1l;     // conv1d N, C (in = out), L; k3 p1
-  int64_t c2n, c2c, c2hw;    // conv2d / conv_transpose2d / pool / upsample N, C, H = W
-  int64_t chain;             // host overhead: ops per run
+  int64_t n;               // flat elementwise rows
+  int64_t bm, bn;          // broadcast mul [bm, bn] * [bn]
+  int64_t tr;              // transpose-copy [tr, tr]
+  int64_t rr, rc;          // reductions, softmax, cumsum, gather [rr, rc]
+  int64_t nr, nc;          // rms_norm, layer_norm [nr, nc]
+  int64_t sr, sc;          // sort [sr, sc]
+  int64_t ir, ic, ik;      // index_select: table [ir, ic], ik ids
+  int64_t mm16, mm32;      // matmul sides: bf16/f16, f32
+  int64_t bb, bmn, bk;     // bmm: bb x ([bmn, bk] @ [bk, bmn])
+  int64_t mvm, mvk;        // matvec [mvm, mvk] @ [mvk]
+  int64_t c1n, c1c, c1l;   // conv1d N, C (in = out), L; k3 p1
+  int64_t c2n, c2c, c2hw;  // conv2d / conv_transpose2d / pool / upsample N, C, H = W
+  int64_t chain;           // host overhead: ops per run
 };
 
-constexpr Sizes kFull{.name = "gpu", .n = int64_t{1} << 28, .bm = 4096, .bn = 65536, .tr = 16384,
-                      .rr = 8192, .rc = 32768, .nr = 32768, .nc = 8192, .sr = 4096, .sc = 32768,
-                      .ir = 128256, .ic = 4096, .ik = 8192, .mm16 = 8192, .mm32 = 4096,
-                      .bb = 64, .bmn = 1024, .bk = 128, .mvm = 14336, .mvk = 4096,
-                      .c1n = 32, .c1c = 256, .c1l = 4096, .c2n = 32, .c2c = 64, .c2hw = 56, .chain = 1000};
-constexpr Sizes kCpu{.name = "cpu", .n = int64_t{1} << 24, .bm = 1024, .bn = 16384, .tr = 4096,
-                     .rr = 2048, .rc = 8192, .nr = 8192, .nc = 2048, .sr = 1024, .sc = 8192,
-                     .ir = 32064, .ic = 1024, .ik = 2048, .mm16 = 2048, .mm32 = 2048,
-                     .bb = 4, .bmn = 1024, .bk = 128, .mvm = 3584, .mvk = 1024,
-                     .c1n = 2, .c1c = 256, .c1l = 4096, .c2n = 2, .c2c = 64, .c2hw = 56, .chain = 1000};
-constexpr Sizes kQuick{.name = "quick", .n = int64_t{1} << 14, .bm = 64, .bn = 256, .tr = 128,
-                       .rr = 64, .rc = 256, .nr = 64, .nc = 256, .sr = 32, .sc = 256,
-                       .ir = 1000, .ic = 64, .ik = 64, .mm16 = 64, .mm32 = 64,
-                       .bb = 2, .bmn = 64, .bk = 32, .mvm = 256, .mvk = 128,
-                       .c1n = 1, .c1c = 16, .c1l = 64, .c2n = 1, .c2c = 8, .c2hw = 16, .chain = 100};
+constexpr Sizes kFull{.name = "gpu",
+                      .n = int64_t{1} << 28,
+                      .bm = 4096,
+                      .bn = 65536,
+                      .tr = 16384,
+                      .rr = 8192,
+                      .rc = 32768,
+                      .nr = 32768,
+                      .nc = 8192,
+                      .sr = 4096,
+                      .sc = 32768,
+                      .ir = 128256,
+                      .ic = 4096,
+                      .ik = 8192,
+                      .mm16 = 8192,
+                      .mm32 = 4096,
+                      .bb = 64,
+                      .bmn = 1024,
+                      .bk = 128,
+                      .mvm = 14336,
+                      .mvk = 4096,
+                      .c1n = 32,
+                      .c1c = 256,
+                      .c1l = 4096,
+                      .c2n = 32,
+                      .c2c = 64,
+                      .c2hw = 56,
+                      .chain = 1000};
+constexpr Sizes kCpu{.name = "cpu",
+                     .n = int64_t{1} << 24,
+                     .bm = 1024,
+                     .bn = 16384,
+                     .tr = 4096,
+                     .rr = 2048,
+                     .rc = 8192,
+                     .nr = 8192,
+                     .nc = 2048,
+                     .sr = 1024,
+                     .sc = 8192,
+                     .ir = 32064,
+                     .ic = 1024,
+                     .ik = 2048,
+                     .mm16 = 2048,
+                     .mm32 = 2048,
+                     .bb = 4,
+                     .bmn = 1024,
+                     .bk = 128,
+                     .mvm = 3584,
+                     .mvk = 1024,
+                     .c1n = 2,
+                     .c1c = 256,
+                     .c1l = 4096,
+                     .c2n = 2,
+                     .c2c = 64,
+                     .c2hw = 56,
+                     .chain = 1000};
+constexpr Sizes kQuick{.name = "quick",
+                       .n = int64_t{1} << 14,
+                       .bm = 64,
+                       .bn = 256,
+                       .tr = 128,
+                       .rr = 64,
+                       .rc = 256,
+                       .nr = 64,
+                       .nc = 256,
+                       .sr = 32,
+                       .sc = 256,
+                       .ir = 1000,
+                       .ic = 64,
+                       .ik = 64,
+                       .mm16 = 64,
+                       .mm32 = 64,
+                       .bb = 2,
+                       .bmn = 64,
+                       .bk = 32,
+                       .mvm = 256,
+                       .mvk = 128,
+                       .c1n = 1,
+                       .c1c = 16,
+                       .c1l = 64,
+                       .c2n = 1,
+                       .c2c = 8,
+                       .c2hw = 16,
+                       .chain = 100};
 
 constexpr int64_t kLinearTokens = 16;  // rows of x in the linear row, in every shape set
 
@@ -237,8 +306,8 @@ std::vector<Spec> make_specs(const Sizes& z) {
     // Reads the picked rows (not the whole table), the ids, and writes the rows.
     const double rows = static_cast<double>(z.ik * z.ic);
     row("index_select", dims({z.ir, z.ic}) + " ids " + std::to_string(z.ik) + " dim 0", "bf16",
-        4 * rows + 8 * static_cast<double>(z.ik), 0, 2 * static_cast<double>(z.ir * z.ic) + 8 * static_cast<double>(z.ik),
-        [=](const Device& d) {
+        4 * rows + 8 * static_cast<double>(z.ik), 0,
+        2 * static_cast<double>(z.ir * z.ic) + 8 * static_cast<double>(z.ik), [=](const Device& d) {
           Tensor t = rnd({z.ir, z.ic}, D::BF16, d);
           Tensor i = ids({z.ik}, z.ir, d);
           return Run([t, i] { (void)t.index_select(i, 0); });
@@ -252,35 +321,39 @@ std::vector<Spec> make_specs(const Sizes& z) {
       return Run([x, i] { (void)x.gather(i, 1); });
     });
   }
-  row("rand", ns, "f32", 4 * fn, 0, 0, [=](const Device& d) {
-    return Run([n, d] { (void)Tensor::rand_uniform({n}, D::F32, 0.0, 1.0, d); });
-  });
-  row("randn", ns, "f32", 4 * fn, 0, 0, [=](const Device& d) {
-    return Run([n, d] { (void)Tensor::rand_normal({n}, D::F32, 0.0, 1.0, d); });
-  });
+  row("rand", ns, "f32", 4 * fn, 0, 0,
+      [=](const Device& d) { return Run([n, d] { (void)Tensor::rand_uniform({n}, D::F32, 0.0, 1.0, d); }); });
+  row("randn", ns, "f32", 4 * fn, 0, 0,
+      [=](const Device& d) { return Run([n, d] { (void)Tensor::rand_normal({n}, D::F32, 0.0, 1.0, d); }); });
   auto mm = [&](int64_t m, D dt) {
     const double fm = static_cast<double>(m);
-    row("matmul", dims({m, m, m}), std::string(dtype_name(dt)), 3 * fm * fm * sz(dt), 2 * fm * fm * fm,
-        2 * fm * fm * sz(dt), [=](const Device& d) {
+    row(
+        "matmul", dims({m, m, m}), std::string(dtype_name(dt)), 3 * fm * fm * sz(dt), 2 * fm * fm * fm,
+        2 * fm * fm * sz(dt),
+        [=](const Device& d) {
           Tensor a = rnd({m, m}, dt, d), b = rnd({m, m}, dt, d);
           return Run([a, b] { (void)a.matmul(b); });
-        }, dt);
+        },
+        dt);
   };
   mm(z.mm16, D::BF16);
   mm(z.mm16, D::F16);
   mm(z.mm32, D::F32);
   {
     const double b = static_cast<double>(z.bb), m = static_cast<double>(z.bmn), k = static_cast<double>(z.bk);
-    row("bmm", std::to_string(z.bb) + "x(" + dims({z.bmn, z.bk}) + " @ " + dims({z.bk, z.bmn}) + ")", "bf16",
-        2 * b * (2 * m * k + m * m), 2 * b * m * m * k, 2 * b * 2 * m * k, [=](const Device& d) {
+    row(
+        "bmm", std::to_string(z.bb) + "x(" + dims({z.bmn, z.bk}) + " @ " + dims({z.bk, z.bmn}) + ")", "bf16",
+        2 * b * (2 * m * k + m * m), 2 * b * m * m * k, 2 * b * 2 * m * k,
+        [=](const Device& d) {
           Tensor x = rnd({z.bb, z.bmn, z.bk}, D::BF16, d), y = rnd({z.bb, z.bk, z.bmn}, D::BF16, d);
           return Run([x, y] { (void)x.matmul(y); });
-        }, D::BF16);
+        },
+        D::BF16);
   }
   {
     const double m = static_cast<double>(z.mvm), k = static_cast<double>(z.mvk);
-    row("matvec", dims({z.mvm, z.mvk}) + " @ " + std::to_string(z.mvk), "bf16", 2 * (m * k + k + m), 0,
-        2 * (m * k + k), [=](const Device& d) {
+    row("matvec", dims({z.mvm, z.mvk}) + " @ " + std::to_string(z.mvk), "bf16", 2 * (m * k + k + m), 0, 2 * (m * k + k),
+        [=](const Device& d) {
           Tensor w = rnd({z.mvm, z.mvk}, D::BF16, d), x = rnd({z.mvk}, D::BF16, d);
           return Run([w, x] { (void)w.matmul(x); });
         });
@@ -316,11 +389,13 @@ std::vector<Spec> make_specs(const Sizes& z) {
     Conv2dParams p;
     p.padding = {1, 1};
     for (D dt : {D::F32, D::BF16}) {
-      row("conv2d", cshape, std::string(dtype_name(dt)), sz(dt) * (2 * e + wts), flops, sz(dt) * (e + wts),
+      row(
+          "conv2d", cshape, std::string(dtype_name(dt)), sz(dt) * (2 * e + wts), flops, sz(dt) * (e + wts),
           [=](const Device& d) {
             Tensor x = rnd({N, C, H, H}, dt, d), w = rnd({C, C, 3, 3}, dt, d);
             return Run([x, w, p] { (void)x.conv2d(w, p); });
-          }, dt);
+          },
+          dt);
     }
     row("conv_transpose2d", cshape, "f32", 4 * (2 * e + wts), flops, 4 * (e + wts), [=](const Device& d) {
       Tensor x = rnd({N, C, H, H}, D::F32, d), w = rnd({C, C, 3, 3}, D::F32, d);
@@ -580,8 +655,8 @@ int cmd_bench(int argc, char** argv) {
                 dev_name.c_str(), set_name.c_str(), reps,
                 measured_bw ? "= the copy row" : (fnum(bw, "%.0f") + " GB/s").c_str());
     if (!dev_info.details.empty()) std::printf("  %s\n", dev_info.details.c_str());
-    std::printf("%-18s %-34s %-9s %10s %12s %-8s %10s  %s\n", "op", "shape", "dtype", "ms", "rate", "unit",
-                "floor ms", "note");
+    std::printf("%-18s %-34s %-9s %10s %12s %-8s %10s  %s\n", "op", "shape", "dtype", "ms", "rate", "unit", "floor ms",
+                "note");
     std::fflush(stdout);
   }
   std::ostringstream js;

@@ -126,7 +126,8 @@ int cmd_check(int argc, char** argv) {
             // Fail outranks Unsupported outranks Pass.
             if (o.status == Status::Fail && cell.status != Status::Fail) {
               cell.status = Status::Fail;
-              cell.message = std::string(layout_name(lk)) + (c.variant.empty() ? "" : " " + c.variant) + ": " + o.message;
+              cell.message =
+                  std::string(layout_name(lk)) + (c.variant.empty() ? "" : " " + c.variant) + ": " + o.message;
             } else if (o.status == Status::Unsupported && cell.status != Status::Fail) {
               if (cell.status != Status::Unsupported) cell.message = o.message;
               cell.status = Status::Unsupported;
@@ -167,8 +168,8 @@ int cmd_check(int argc, char** argv) {
         if (json && cell.status != Status::NotApplicable) {
           static const char* names[] = {"pass", "fail", "unsupported", "n/a"};
           js << (first_js ? "" : ",") << "\n  {\"device\": \"" << dev.location() << "\", \"op\": \"" << op_name(op)
-             << "\", \"dtype\": \"" << dtype_name(dt) << "\", \"status\": \""
-             << names[static_cast<int>(cell.status)] << "\", \"message\": \"" << json_escape(cell.message) << "\"}";
+             << "\", \"dtype\": \"" << dtype_name(dt) << "\", \"status\": \"" << names[static_cast<int>(cell.status)]
+             << "\", \"message\": \"" << json_escape(cell.message) << "\"}";
           first_js = false;
         }
       }

@@ -11,13 +11,13 @@ namespace wick::WICK_GPU_NS::kern {
 template <int Part>
 bool binary_part(const LaunchCtx& ctx, Op op, const TensorArg& a, const TensorArg& b, const TensorArg& dst) {
   switch (op) {
-#define WICK_X(name, str, kind, mask, F)                                 \
-  case Op::name:                                                         \
-    if constexpr (static_cast<int>(Op::name) % kBinaryParts == Part) {   \
-      binary_op<mask, ew::F>(ctx, a, b, dst);                            \
-      return true;                                                       \
-    } else {                                                             \
-      return false;                                                      \
+#define WICK_X(name, str, kind, mask, F)                               \
+  case Op::name:                                                       \
+    if constexpr (static_cast<int>(Op::name) % kBinaryParts == Part) { \
+      binary_op<mask, ew::F>(ctx, a, b, dst);                          \
+      return true;                                                     \
+    } else {                                                           \
+      return false;                                                    \
     }
     WICK_BINARY_OPS(WICK_X)
 #undef WICK_X

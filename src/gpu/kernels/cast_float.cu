@@ -5,7 +5,8 @@
 namespace wick::WICK_GPU_NS::kern {
 
 void cast_from_float(const LaunchCtx& ctx, const TensorArg& src, const TensorArg& dst) {
-  wick::dispatch_in<kFloatTypes>(src.dtype, [&]<class S>() { cast_from<S>(ctx, src, dst); }, "cast");
+  wick::dispatch_in<kFloatTypes>(
+      src.dtype, [&]<class S>() { cast_from<S>(ctx, src, dst); }, "cast");
 }
 
 }  // namespace wick::WICK_GPU_NS::kern

@@ -6,7 +6,8 @@ namespace wick::WICK_GPU_NS::kern {
 
 void cast_from_int(const LaunchCtx& ctx, const TensorArg& src, const TensorArg& dst) {
   constexpr uint32_t kIntTypes = kAllTypes & ~kFloatTypes;
-  wick::dispatch_in<kIntTypes>(src.dtype, [&]<class S>() { cast_from<S>(ctx, src, dst); }, "cast");
+  wick::dispatch_in<kIntTypes>(
+      src.dtype, [&]<class S>() { cast_from<S>(ctx, src, dst); }, "cast");
 }
 
 }  // namespace wick::WICK_GPU_NS::kern

@@ -31,8 +31,8 @@ namespace wick::WICK_GPU_NS {
 
 namespace {
 
-using conv::Geom;
 using conv::as_2d;
+using conv::Geom;
 using conv::geom;
 using conv::params_2d;
 
@@ -341,7 +341,7 @@ bool conv_winograd(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& 
   for (const int64_t v : {g.h, g.w, g.oh, g.ow, ph, pw, xs.h, xs.w, cg, cog, g.groups})
     if (std::abs(v) > INT32_MAX) return false;
   auto i32 = [](int64_t v) { return static_cast<int>(v); };
-  const kern::WinogradConv a{g.n,     xs.n,     xs.c,    i32(xs.h), i32(xs.w),     i32(g.h), i32(g.w),
+  const kern::WinogradConv a{g.n,       xs.n,      xs.c,    i32(xs.h), i32(xs.w),     i32(g.h), i32(g.w),
                              i32(g.oh), i32(g.ow), i32(ph), i32(pw),   i32(g.groups), i32(cg),  i32(cog)};
   if (!kern::winograd_conv_fits(a, ctx.shared_per_block)) return false;
   // w5 [groups, cog, cg, kh, kw]; flipped taps where the dilation is -1.
@@ -379,8 +379,8 @@ void conv_gemm(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg& x, c
   const DType out_t = x.dtype == DType::F8E4M3 ? DType::F32 : x.dtype;
   // A 1x1 kernel at stride 1 without padding reads the input as it lies: no im2col. (The output
   // plane can still be larger: a transposed conv's output_padding.)
-  const bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 &&
-                         g.oh == g.h && g.ow == g.w && x.dtype == in_t && plane_ld(x) > 0;
+  const bool pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 && g.oh == g.h &&
+                         g.ow == g.w && x.dtype == in_t && plane_ld(x) > 0;
   if (!pointwise &&
       (conv_winograd(be, ctx, x, w5, dst, g) || conv_implicit_gemm(be, ctx, x, ConvPhases(w5, g), dst, g)))
     return;
@@ -513,20 +513,23 @@ void conv_transposed(GpuBackend& be, const kern::LaunchCtx& ctx, const TensorArg
 
 }  // namespace
 
-void kern::conv1d(const kern::LaunchCtx& base, const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv1dParams& p) {
+void kern::conv1d(const kern::LaunchCtx& base, const TensorArg& x, const TensorArg& w, const TensorArg& dst,
+                  const Conv1dParams& p) {
   conv_forward(*base.backend, base.with_op("conv1d"), as_2d(x), as_2d(w), as_2d(dst), params_2d(p));
 }
 
-void kern::conv2d(const kern::LaunchCtx& base, const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv2dParams& p) {
+void kern::conv2d(const kern::LaunchCtx& base, const TensorArg& x, const TensorArg& w, const TensorArg& dst,
+                  const Conv2dParams& p) {
   conv_forward(*base.backend, base.with_op("conv2d"), x, w, dst, p);
 }
 
-void kern::conv_transpose1d(const kern::LaunchCtx& base, const TensorArg& x, const TensorArg& w, const TensorArg& dst, const Conv1dParams& p) {
+void kern::conv_transpose1d(const kern::LaunchCtx& base, const TensorArg& x, const TensorArg& w, const TensorArg& dst,
+                            const Conv1dParams& p) {
   conv_transposed(*base.backend, base.with_op("conv_transpose1d"), as_2d(x), as_2d(w), as_2d(dst), params_2d(p));
 }
 
 void kern::conv_transpose2d(const kern::LaunchCtx& base, const TensorArg& x, const TensorArg& w, const TensorArg& dst,
-                                  const Conv2dParams& p) {
+                            const Conv2dParams& p) {
   conv_transposed(*base.backend, base.with_op("conv_transpose2d"), x, w, dst, p);
 }
 

@@ -306,7 +306,7 @@ __global__ void __launch_bounds__(Product<T>::kThreads, Product<T>::kBlocksPerSm
 
   // Step `step`'s tiles into stage buf; the cursors stand at that step and move on to the next.
   auto issue = [&](int step, int buf) {
-    // The cursor walks this thread's vectors, then the other threads' of the pixel, to the next step.
+  // The cursor walks this thread's vectors, then the other threads' of the pixel, to the next step.
 #pragma unroll
     for (int r = 0; r < kVecs; ++r) {
       if (r < kAV) {
@@ -411,7 +411,7 @@ struct TileShape {
   }
   static_assert(PS % 32 == 8 && PS >= HR * RS && kRaw % 8 == 0 && TH * TW == kBM);
   static constexpr int kRowVecs = RS / 8, kUnits = HR * kRowVecs;  // 16-byte vectors of a raw row, plane
-  static_assert(kUnits % 2 == 0);               // the spread's ldmatrix x4 takes two units' channel octets
+  static_assert(kUnits % 2 == 0);  // the spread's ldmatrix x4 takes two units' channel octets
 };
 
 // Built for tensor cores only (the host checks the compiled version, tile_compiled); elsewhere the
@@ -559,8 +559,7 @@ bool implicit_conv_fits(int64_t n, int64_t c_in, int64_t h, int64_t w, int64_t c
   const int64_t n_tiles = (cog + kBN - 1) / kBN;
   if (cg % vec != 0 || kh * kw > kMaxTaps) return false;
   if (x_nchw[1] == 1) {  // channels-last: 16-byte copies of whole pixels' channel runs
-    if (x_nchw[0] % vec != 0 || x_nchw[2] % vec != 0 || x_nchw[3] % vec != 0 || (x && !aligned_to(x, 16)))
-      return false;
+    if (x_nchw[0] % vec != 0 || x_nchw[2] % vec != 0 || x_nchw[3] % vec != 0 || (x && !aligned_to(x, 16))) return false;
   } else if (elem != 4 || (x && !aligned_to(x, 4))) {  // else 4-byte copies of f32
     return false;
   }

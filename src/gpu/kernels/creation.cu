@@ -81,10 +81,14 @@ void const_set(const LaunchCtx& ctx, const TensorArg& dst, Scalar value) {
       dst.dtype,
       [&]<class T>() {
         const T v = value.as<T>();
-        if constexpr (sizeof(T) == 1) fill_as<uint8_t>(ctx, dst, v);
-        else if constexpr (sizeof(T) == 2) fill_as<uint16_t>(ctx, dst, v);
-        else if constexpr (sizeof(T) == 4) fill_as<uint32_t>(ctx, dst, v);
-        else fill_as<uint64_t>(ctx, dst, v);
+        if constexpr (sizeof(T) == 1)
+          fill_as<uint8_t>(ctx, dst, v);
+        else if constexpr (sizeof(T) == 2)
+          fill_as<uint16_t>(ctx, dst, v);
+        else if constexpr (sizeof(T) == 4)
+          fill_as<uint32_t>(ctx, dst, v);
+        else
+          fill_as<uint64_t>(ctx, dst, v);
       },
       "const_set");
 }
@@ -109,10 +113,7 @@ void rand_uniform(const LaunchCtx& ctx, const TensorArg& dst, const RandomParams
   const double lo = p.a, up = p.b;
   const RandomStream& rs = p.stream;
   wick::dispatch_in<kFloatTypes>(
-      dst.dtype,
-      [&]<class T>() {
-        rand_fill<T>(ctx, philox::Uniform<T>(rs.seed, rs.counter, lo, up), dst);
-      },
+      dst.dtype, [&]<class T>() { rand_fill<T>(ctx, philox::Uniform<T>(rs.seed, rs.counter, lo, up), dst); },
       "rand_uniform");
 }
 
@@ -120,10 +121,7 @@ void rand_normal(const LaunchCtx& ctx, const TensorArg& dst, const RandomParams&
   const double mean = p.a, std = p.b;
   const RandomStream& rs = p.stream;
   wick::dispatch_in<kFloatTypes>(
-      dst.dtype,
-      [&]<class T>() {
-        rand_fill<T>(ctx, philox::Normal<T>(rs.seed, rs.counter, mean, std), dst);
-      },
+      dst.dtype, [&]<class T>() { rand_fill<T>(ctx, philox::Normal<T>(rs.seed, rs.counter, mean, std), dst); },
       "rand_normal");
 }
 

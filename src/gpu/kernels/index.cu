@@ -476,16 +476,19 @@ void checked_gather(GpuBackend& b, const kern::LaunchCtx& ctx, const TensorArg& 
 
 }  // namespace
 
-void kern::index_select(const kern::LaunchCtx& base, const TensorArg& src, const TensorArg& ids, int dim, const TensorArg& dst) {
+void kern::index_select(const kern::LaunchCtx& base, const TensorArg& src, const TensorArg& ids, int dim,
+                        const TensorArg& dst) {
   checked_gather(*base.backend, base.with_op("index_select"), src, ids, dim, dst,
                  ids_along(dst.layout.rank(), static_cast<size_t>(dim), ids.layout.stride(0)));
 }
 
-void kern::gather(const kern::LaunchCtx& base, const TensorArg& src, const TensorArg& ids, int dim, const TensorArg& dst) {
+void kern::gather(const kern::LaunchCtx& base, const TensorArg& src, const TensorArg& ids, int dim,
+                  const TensorArg& dst) {
   checked_gather(*base.backend, base.with_op("gather"), src, ids, dim, dst, ids.layout.strides());
 }
 
-void kern::scatter(const kern::LaunchCtx& base, const TensorArg& dst, const TensorArg& ids, const TensorArg& src, int dim, bool add) {
+void kern::scatter(const kern::LaunchCtx& base, const TensorArg& dst, const TensorArg& ids, const TensorArg& src,
+                   int dim, bool add) {
   const kern::LaunchCtx ctx = base.with_op(add ? "scatter_add" : "scatter");
   const size_t d = static_cast<size_t>(dim);
   validate_ids(*base.backend, ctx, ids, dst.layout.dim(d), dim);
@@ -494,7 +497,8 @@ void kern::scatter(const kern::LaunchCtx& base, const TensorArg& dst, const Tens
 }
 
 // index_add is a scatter_add over src's shape whose ids are 1-D along dim.
-void kern::index_add(const kern::LaunchCtx& base, const TensorArg& dst, const TensorArg& ids, const TensorArg& src, int dim) {
+void kern::index_add(const kern::LaunchCtx& base, const TensorArg& dst, const TensorArg& ids, const TensorArg& src,
+                     int dim) {
   const kern::LaunchCtx ctx = base.with_op("index_add");
   const size_t d = static_cast<size_t>(dim);
   validate_ids(*base.backend, ctx, ids, dst.layout.dim(d), dim);

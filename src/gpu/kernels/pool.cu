@@ -413,7 +413,7 @@ template <int V, int KW, bool Wide, class T>
 __device__ __forceinline__ void load_row(const Vec<T, V>* r, Vec<T, V> (&w)[KW]) {
   if constexpr (Wide) {
     static_assert(V * KW * sizeof(T) == 16);
-    const Vec<T, V * KW> all = *reinterpret_cast<const Vec<T, V * KW>*>(r);
+    const Vec<T, V* KW> all = *reinterpret_cast<const Vec<T, V * KW>*>(r);
 #pragma unroll
     for (int q = 0; q < KW; ++q)
 #pragma unroll
@@ -551,8 +551,7 @@ void kern::max_pool2d(const kern::LaunchCtx& base, const TensorArg& x, const Ten
       x.dtype,
       [&]<class T>() {
         if (kern::max_pool_rows(ctx, xp, yp, x.ptr<T>(), dst.ptr<T>(), p)) return;
-        kern::launch_planes(ctx, xp, yp, true, kern::MaxPool<T>{x.ptr<T>(), dst.ptr<T>(), kern::window(xp, p)},
-                            true);
+        kern::launch_planes(ctx, xp, yp, true, kern::MaxPool<T>{x.ptr<T>(), dst.ptr<T>(), kern::window(xp, p)}, true);
       },
       ctx.op);
 }
@@ -565,7 +564,8 @@ void kern::upsample_nearest2d(const kern::LaunchCtx& base, const TensorArg& x, c
   kern::nearest(base.with_op("upsample_nearest2d"), kern::plane4(x), kern::plane4(dst), x, dst);
 }
 
-void kern::upsample_bilinear2d(const kern::LaunchCtx& base, const TensorArg& x, const TensorArg& dst, bool align_corners) {
+void kern::upsample_bilinear2d(const kern::LaunchCtx& base, const TensorArg& x, const TensorArg& dst,
+                               bool align_corners) {
   const kern::LaunchCtx ctx = base.with_op("upsample_bilinear2d");
   const kern::Plane4 xp = kern::plane4(x), yp = kern::plane4(dst);
   wick::dispatch_in<kFloatTypes>(

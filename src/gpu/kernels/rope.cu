@@ -150,8 +150,8 @@ void rope_typed(const LaunchCtx& ctx, const TensorArg& x, const TensorArg& cs, c
 
 }  // namespace kern
 
-void kern::rope(const kern::LaunchCtx& base, const TensorArg& x, const TensorArg& cos, const TensorArg& sin, const TensorArg& dst,
-                      bool interleaved) {
+void kern::rope(const kern::LaunchCtx& base, const TensorArg& x, const TensorArg& cos, const TensorArg& sin,
+                const TensorArg& dst, bool interleaved) {
   const kern::LaunchCtx ctx = base.with_op(interleaved ? "rope_i" : "rope");
   wick::dispatch_in<kFloatTypes>(
       x.dtype, [&]<class T>() { kern::rope_typed<T>(ctx, x, cos, sin, dst, interleaved); }, ctx.op);

@@ -22,9 +22,9 @@ namespace wick::WICK_GPU_NS::kern {
 namespace {
 
 constexpr int kSplitThreads = 256;
-constexpr int kSplitVecs = 4;                  // vectors a thread loads before it uses them
-constexpr int64_t kSplitMinRow = 16384;        // shorter rows are not split
-constexpr int64_t kMaxSplits = kSplitThreads;  // one state per thread of the merging block
+constexpr int kSplitVecs = 4;                                         // vectors a thread loads before it uses them
+constexpr int64_t kSplitMinRow = 16384;                               // shorter rows are not split
+constexpr int64_t kMaxSplits = kSplitThreads;                         // one state per thread of the merging block
 constexpr int64_t kSplitBatch = int64_t{kSplitThreads} * kSplitVecs;  // vectors of a block's load batch
 
 // Block `blk`'s chunk (chunk blk % splits of row blk / splits): the row in src and dst, and the

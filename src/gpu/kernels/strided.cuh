@@ -181,9 +181,9 @@ __device__ __forceinline__ void row_vec_step(const F& f, int64_t r, int64_t c, i
 }
 
 template <class Index, int V, class F, class Out, class... In>
-__global__ void __launch_bounds__(kBlock) map_rows_kernel(F f, Index rows, Index inner,
-                                                          RowStrides<1 + sizeof...(In)> rs, unsigned broadcast,
-                                                          Out* out, const In*... in) {
+__global__ void __launch_bounds__(kBlock)
+    map_rows_kernel(F f, Index rows, Index inner, RowStrides<1 + sizeof...(In)> rs, unsigned broadcast, Out* out,
+                    const In*... in) {
   const Index per_row = inner / V, nvec = rows * per_row;
   const Index step = static_cast<Index>(blockDim.x) * gridDim.x;
   for (Index v = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; v < nvec; v += step) {

@@ -28,13 +28,13 @@ void unary_row(const LaunchCtx& ctx, const UnaryParams& p, const TensorArg& src,
 template <int Part>
 bool unary_part(const LaunchCtx& ctx, Op op, const UnaryParams& p, const TensorArg& src, const TensorArg& dst) {
   switch (op) {
-#define WICK_X(name, str, kind, mask, F)                                     \
-  case Op::name:                                                             \
-    if constexpr (static_cast<int>(Op::name) % kUnaryParts == Part) {        \
-      unary_row<mask, ew::F>(ctx, p, src, dst);                              \
-      return true;                                                           \
-    } else {                                                                 \
-      return false;                                                          \
+#define WICK_X(name, str, kind, mask, F)                              \
+  case Op::name:                                                      \
+    if constexpr (static_cast<int>(Op::name) % kUnaryParts == Part) { \
+      unary_row<mask, ew::F>(ctx, p, src, dst);                       \
+      return true;                                                    \
+    } else {                                                          \
+      return false;                                                   \
     }
     WICK_UNARY_OPS(WICK_X)
 #undef WICK_X

@@ -63,8 +63,8 @@ handle_t handle_for(void* stream, int device, const char* op) {
   check(cublasCreate(&h), op, device);
   check(cublasSetStream(h, native_stream(stream)), op, device);
   // Reductions in the compute type, never in a 16-bit output type (Note [GPU GEMM precision]).
-  check(cublasSetMathMode(h, static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH |
-                                                       CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)),
+  check(cublasSetMathMode(
+            h, static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)),
         op, device);
 #else
   check(rocblas_create_handle(&h), op, device);
@@ -118,7 +118,6 @@ int64_t elem_size(BlasType t) {
   return 8;
 }
 
-
 const void* advance(const void* p, int64_t elems, BlasType t) {
   return static_cast<const char*>(p) + elems * elem_size(t);
 }
@@ -155,16 +154,16 @@ void gemm_strided_batched(void* stream, int device, int64_t m, int64_t n, int64_
   } else if (a.type == BlasType::F32 && allow_tf32()) {
     compute = CUBLAS_COMPUTE_32F_FAST_TF32;
   }
-  check(cublasGemmStridedBatchedEx_64(h, a.trans ? CUBLAS_OP_T : CUBLAS_OP_N, b.trans ? CUBLAS_OP_T : CUBLAS_OP_N, m,
-                                      n, k, alpha, a.data, native_type(a.type), a.ld, a.batch_stride, b.data,
+  check(cublasGemmStridedBatchedEx_64(h, a.trans ? CUBLAS_OP_T : CUBLAS_OP_N, b.trans ? CUBLAS_OP_T : CUBLAS_OP_N, m, n,
+                                      k, alpha, a.data, native_type(a.type), a.ld, a.batch_stride, b.data,
                                       native_type(b.type), b.ld, b.batch_stride, beta, c.data, native_type(c.type),
                                       c.ld, c.batch_stride, batch, compute, CUBLAS_GEMM_DEFAULT),
         op, device);
 #else
   if (k > kIntMax || std::max({a.ld, b.ld, c.ld}) > kIntMax)
     throw UnsupportedError(std::string("[") + op + "] GEMM with k = " + std::to_string(k) +
-                           " or a leading dimension past 2^31 - 1 exceeds rocBLAS's 32-bit interface (" +
-                           kBackendName + ":" + std::to_string(device) + ")");
+                           " or a leading dimension past 2^31 - 1 exceeds rocBLAS's 32-bit interface (" + kBackendName +
+                           ":" + std::to_string(device) + ")");
   const rocblas_datatype compute = f64 ? rocblas_datatype_f64_r : rocblas_datatype_f32_r;
   // rocBLAS takes int sizes: split C into blocks of rows, columns and batches it can address.
   // Row block i0 of C reads rows i0.. of op(A); column block j0 reads columns j0.. of op(B).
@@ -177,15 +176,15 @@ void gemm_strided_batched(void* stream, int device, int64_t m, int64_t n, int64_
         const void* pa = advance(a.data, b0 * a.batch_stride + (a.trans ? i0 * a.ld : i0), a.type);
         const void* pb = advance(b.data, b0 * b.batch_stride + (b.trans ? j0 : j0 * b.ld), b.type);
         void* pc = const_cast<void*>(advance(c.data, b0 * c.batch_stride + i0 + j0 * c.ld, c.type));
-        check(rocblas_gemm_strided_batched_ex(
-                  h, a.trans ? rocblas_operation_transpose : rocblas_operation_none,
-                  b.trans ? rocblas_operation_transpose : rocblas_operation_none, static_cast<rocblas_int>(mm),
-                  static_cast<rocblas_int>(nn), static_cast<rocblas_int>(k), alpha, pa, native_type(a.type),
-                  static_cast<rocblas_int>(a.ld), a.batch_stride, pb, native_type(b.type),
-                  static_cast<rocblas_int>(b.ld), b.batch_stride, beta, pc, native_type(c.type),
-                  static_cast<rocblas_int>(c.ld), c.batch_stride, pc, native_type(c.type),
-                  static_cast<rocblas_int>(c.ld), c.batch_stride, static_cast<rocblas_int>(nb), compute,
-                  rocblas_gemm_algo_standard, 0, 0),
+        check(rocblas_gemm_strided_batched_ex(h, a.trans ? rocblas_operation_transpose : rocblas_operation_none,
+                                              b.trans ? rocblas_operation_transpose : rocblas_operation_none,
+                                              static_cast<rocblas_int>(mm), static_cast<rocblas_int>(nn),
+                                              static_cast<rocblas_int>(k), alpha, pa, native_type(a.type),
+                                              static_cast<rocblas_int>(a.ld), a.batch_stride, pb, native_type(b.type),
+                                              static_cast<rocblas_int>(b.ld), b.batch_stride, beta, pc,
+                                              native_type(c.type), static_cast<rocblas_int>(c.ld), c.batch_stride, pc,
+                                              native_type(c.type), static_cast<rocblas_int>(c.ld), c.batch_stride,
+                                              static_cast<rocblas_int>(nb), compute, rocblas_gemm_algo_standard, 0, 0),
               op, device);
       }
     }
