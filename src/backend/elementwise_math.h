@@ -238,17 +238,21 @@ struct Silu {
 // which returns the per-element functor for element type T with its parameters converted once to
 // the compute type C; unary_functor() below picks it. UnaryParams says which field is which.
 
+// The row functor of a per-element functor Fn<C> whose one parameter is UnaryParams::a.
+template <template <class> class Fn>
+struct OneParam {
+  template <class T>
+  static Fn<compute_t<T>> make(const UnaryParams& p) {
+    return {static_cast<compute_t<T>>(p.a.f)};
+  }
+};
+
 template <class C>
 struct PowfFn {
   C e;
   WICK_HOST_DEVICE C operator()(C x) const { return std::pow(x, e); }
 };
-struct Powf {
-  template <class T>
-  static PowfFn<compute_t<T>> make(const UnaryParams& p) {
-    return {static_cast<compute_t<T>>(p.a.f)};
-  }
-};
+struct Powf : OneParam<PowfFn> {};
 
 // x > 0 ? x : alpha (exp(x) - 1); expm1 keeps the small negative x accurate.
 template <class C>
@@ -256,12 +260,7 @@ struct EluFn {
   C alpha;
   WICK_HOST_DEVICE C operator()(C x) const { return x > C(0) ? x : alpha * std::expm1(x); }
 };
-struct Elu {
-  template <class T>
-  static EluFn<compute_t<T>> make(const UnaryParams& p) {
-    return {static_cast<compute_t<T>>(p.a.f)};
-  }
-};
+struct Elu : OneParam<EluFn> {};
 
 // x > 0 ? x : slope x; NaN stays NaN.
 template <class C>
@@ -269,12 +268,7 @@ struct LeakyReluFn {
   C slope;
   WICK_HOST_DEVICE C operator()(C x) const { return x > C(0) ? x : x * slope; }
 };
-struct LeakyRelu {
-  template <class T>
-  static LeakyReluFn<compute_t<T>> make(const UnaryParams& p) {
-    return {static_cast<compute_t<T>>(p.a.f)};
-  }
-};
+struct LeakyRelu : OneParam<LeakyReluFn> {};
 
 // Bounds are in the compute type (integers exact); NaN stays NaN; lo > hi gives hi.
 template <class C>
