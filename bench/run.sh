@@ -5,7 +5,7 @@
 # usage: bench/run.sh [--cuda] [--build-dir DIR] [--no-build] [--out FILE] [--no-torch] [--rounds N]
 #                     [bench options]
 #   bench options (given to both): --device D  --op NAME (repeatable)  --reps N
-#                                  --quick | --cpu-shapes | --gpu-shapes  --llm  --bw GBS
+#                                  --quick | --cpu-shapes | --gpu-shapes  --llm  --quant  --bw GBS
 #   --cuda        configure with -DWICK_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 (or WICK_CUDA=1)
 #   --no-build    use DIR/wick as it is (a build made elsewhere, e.g. scripts/pack-prebuilt.sh)
 #   --out FILE    also write the table to FILE
@@ -44,7 +44,7 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=$2; shift ;;
     --device) bench_args+=("$1" "$2"); shift ;;
     --op|--reps|--bw) bench_args+=("$1" "$2"); torch_args+=("$1" "$2"); shift ;;
-    --quick|--cpu-shapes|--gpu-shapes|--llm) bench_args+=("$1") ;;
+    --quick|--cpu-shapes|--gpu-shapes|--llm|--quant) bench_args+=("$1") ;;
     -h|--help) sed -n '2,21p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "bench/run.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
   esac
@@ -98,8 +98,8 @@ else
   # exit 1 with JSON = some rows raised errors; the table lists them.
   read -r device shapes < <("$py" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["device"], d["shapes"])' "$tmp/wick.json")
   shape_flags=()
-  case "$shapes" in llm-*) shape_flags+=(--llm) ;; esac
-  case "${shapes#llm-}" in
+  case "$shapes" in llm-*) shape_flags+=(--llm) ;; quant-*) shape_flags+=(--quant) ;; esac
+  case "${shapes#*-}" in
     quick) shape_flags+=(--quick) ;;
     cpu) shape_flags+=(--cpu-shapes) ;;
     *) shape_flags+=(--gpu-shapes) ;;

@@ -14,6 +14,9 @@ endif()
 
 file(GLOB_RECURSE WICK_GPU_CU_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/gpu/*.cu)
 file(GLOB_RECURSE WICK_GPU_CXX_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/gpu/*.cpp)
+# Kernels whose results must be the CPU's bit for bit, compiled without FMA contraction (Note
+# [Quantizer rounding] in src/quant/codec.h): nvcc --fmad=false, clang -ffp-contract=off.
+set(WICK_GPU_NO_FMA_SOURCES ${PROJECT_SOURCE_DIR}/src/gpu/kernels/quant.cu)
 
 # ---- CUDA ------------------------------------------------------------------------------------
 if(WICK_CUDA)
@@ -35,6 +38,7 @@ if(WICK_CUDA)
   endif()
 
   add_library(wick_gpu_cuda OBJECT ${WICK_GPU_CU_SOURCES} ${WICK_GPU_CXX_SOURCES})
+  set_property(SOURCE ${WICK_GPU_NO_FMA_SOURCES} APPEND PROPERTY COMPILE_OPTIONS $<$<COMPILE_LANGUAGE:CUDA>:--fmad=false>)
   target_compile_definitions(wick_gpu_cuda PRIVATE WICK_GPU_CUDA=1)
   target_include_directories(wick_gpu_cuda PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
   set_target_properties(wick_gpu_cuda PROPERTIES CUDA_STANDARD 20 CUDA_STANDARD_REQUIRED ON CUDA_EXTENSIONS OFF
@@ -108,9 +112,13 @@ if(WICK_ROCM)
       set(wrapper ${CMAKE_CURRENT_BINARY_DIR}/gpu-rocm/${rel})
       file(CONFIGURE OUTPUT ${wrapper} CONTENT "#include \"${src}\"\n")
       list(APPEND _wick_hip_sources ${wrapper})
+      if(src IN_LIST WICK_GPU_NO_FMA_SOURCES)
+        set_property(SOURCE ${wrapper} APPEND PROPERTY COMPILE_OPTIONS -ffp-contract=off)
+      endif()
     endforeach()
   else()
     set_source_files_properties(${WICK_GPU_CU_SOURCES} PROPERTIES LANGUAGE HIP)
+    set_property(SOURCE ${WICK_GPU_NO_FMA_SOURCES} APPEND PROPERTY COMPILE_OPTIONS -ffp-contract=off)
     set(_wick_hip_sources ${WICK_GPU_CU_SOURCES})
   endif()
 

@@ -3,7 +3,8 @@
 #   - nothing under src/gpu includes "cpu/...";
 #   - nothing under src/cpu or src/gpu includes "core/..." (the backends serve the front end, not
 #     the other way round);
-#   - nothing under src/backend includes "cpu/...", "gpu/..." or "core/...";
+#   - nothing under src/backend or src/quant includes "cpu/...", "gpu/..." or "core/..." (the block
+#     codecs of src/quant serve both backends and are compiled for the host and the GPUs);
 #   - the public headers (include/) include only "wick/..." and system headers;
 #   - vendor names (cudaMalloc, cuLaunchKernel, CUBLAS_OP_N, hipStream_t, nvrtcCompileProgram,
 #     cub::, vendor headers such as <cuda_runtime.h>, ...) appear under src/ only in src/gpu/runtime.
@@ -32,12 +33,12 @@ include_rule() {
 
 mapfile -t gpu < <(sources src/gpu)
 mapfile -t cpu < <(sources src/cpu)
-mapfile -t backend < <(sources src/backend)
+mapfile -t backend < <(sources src/backend src/quant)
 mapfile -t public < <(sources include)
 
 include_rule "src/gpu includes src/cpu" 'cpu/' "${gpu[@]}"
 include_rule "a backend includes src/core" 'core/' "${cpu[@]}" "${gpu[@]}"
-include_rule "src/backend includes a backend or src/core" '(cpu|gpu|core)/' "${backend[@]}"
+include_rule "src/backend or src/quant includes a backend or src/core" '(cpu|gpu|core)/' "${backend[@]}"
 include_rule "a public header includes a non-public header" '[^w]|w[^i]|wi[^c]|wic[^k]|wick[^/]' "${public[@]}"
 
 # Vendor names outside src/gpu/runtime: comments, string and character literals are blanked first

@@ -3,7 +3,7 @@
 JSON documents that compare.py joins (stdlib only).
 
 usage: interleave.py --wick PATH --rounds N --wick-out FILE --torch-out FILE [--python PY]
-                     [--device D] [--op NAME]... [--reps N] [--quick|--cpu-shapes|--gpu-shapes] [--llm] [--bw GBS]
+                     [--device D] [--op NAME]... [--reps N] [--quick|--cpu-shapes|--gpu-shapes] [--llm] [--quant] [--bw GBS]
 
 Why: a lent machine's CPU speed drifts by up to 3x between phases of a run (other tenants), and
 timing all of wick's rows and then all of torch's puts the two sides of a row minutes apart, in
@@ -73,6 +73,7 @@ def main(argv=None):
     for flag in ("--quick", "--cpu-shapes", "--gpu-shapes"):
         g.add_argument(flag, dest="shapes", action="store_const", const=flag)
     ap.add_argument("--llm", action="store_true")
+    ap.add_argument("--quant", action="store_true")
     a = ap.parse_args(argv)
     if a.rounds < 1:
         ap.error("--rounds must be >= 1")
@@ -86,6 +87,8 @@ def main(argv=None):
         common.append(a.shapes)
     if a.llm:
         common.append("--llm")
+    if a.quant:
+        common.append("--quant")
     wick_common = (["--device", a.device] if a.device else []) + common
     listing = json.loads(subprocess.run([a.wick, "bench", "--json", "--list", *wick_common,
                                          *sum((["--op", o] for o in a.op), [])],
@@ -95,7 +98,7 @@ def main(argv=None):
         if r["op"] not in ops:
             ops.append(r["op"])
     # Both sides on the shapes wick's listing used (the device's default set when none was named).
-    set_name = listing["shapes"].removeprefix("llm-")
+    set_name = listing["shapes"].removeprefix("llm-").removeprefix("quant-")
     shape_flag = {"quick": "--quick", "cpu": "--cpu-shapes"}.get(set_name, "--gpu-shapes")
     if not a.shapes:
         common.append(shape_flag)

@@ -64,8 +64,9 @@ def dims(*v):
 
 
 class Row:
-    def __init__(self, op, shape, dtype, nbytes, flops, in_bytes, make, math_dtype="f32", chain=0):
+    def __init__(self, op, shape, dtype, nbytes, flops, in_bytes, make, math_dtype="f32", chain=0, rotate=0.0):
         self.op, self.shape, self.dtype = op, shape, dtype
+        self.rotate = float(rotate)  # > 0: rotate input sets until they total this many bytes
         self.bytes, self.flops, self.in_bytes = float(nbytes), float(flops), float(in_bytes)
         self.make, self.math, self.chain = make, math_dtype, chain
 
@@ -462,7 +463,9 @@ def measure(r, dev, reps):
     runs = None
     try:
         sets = 1
-        if 0 < r.in_bytes <= L2_BUDGET:
+        if r.rotate > 0 and 0 < r.in_bytes < r.rotate:
+            sets = min(max(math.ceil(r.rotate / r.in_bytes), 2), 16)
+        elif r.rotate == 0 and 0 < r.in_bytes <= L2_BUDGET:
             sets = min(max(math.ceil(2 * L2_BUDGET / r.in_bytes), 2), 16)
         runs = [r.make(dev) for _ in range(sets)]
         for i in range(max(sets, 2)):
@@ -519,6 +522,35 @@ def time_rows(rows, dev, name, reps, bw, measured_bw):
     return out, bw
 
 
+# Same shapes as make_quant_specs in tools/wick/bench_quant.cpp.
+QUANT_SIZES = {
+    "gpu": dict(copy=1 << 28, nk=[(14336, 4096), (4096, 14336), (128256, 4096)], ms=[1, 2, 4, 8, 16, 512]),
+    "cpu": dict(copy=1 << 26, nk=[(14336, 4096), (4096, 14336), (128256, 4096)], ms=[1, 2, 4, 8, 16, 512]),
+    "quick": dict(copy=1 << 14, nk=[(96, 256)], ms=[1, 4, 32]),
+}
+
+
+def make_quant_rows(z):
+    """The bf16 rows of tools/wick/bench_quant.cpp: the peer of wick's quantized matmul rows."""
+    rows = []
+    row = lambda *a, **k: rows.append(Row(*a, **k))  # noqa: E731
+    bf16, f32 = torch.bfloat16, torch.float32
+    cn = z["copy"]
+
+    def copy(d):
+        x = rnd((cn,), f32, d)
+        return lambda: x.clone()
+    row("copy", str(cn), "f32", 8 * cn, 0, 4 * cn, copy)
+    for n, k in z["nk"]:
+        for m in z["ms"]:
+            def make(d, m=m, n=n, k=k):
+                x, w = rnd((m, k), bf16, d), rnd((n, k), bf16, d)
+                return lambda: F.linear(x, w)
+            row("linear", f"{dims(m, k)} @ {dims(n, k)}^T", "bf16", 2 * (n * k + m * k + m * n),
+                2 * m * n * k if m > 16 else 0, 2 * (n * k + m * k), make, math_dtype="bf16", rotate=256e6)
+    return rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default=None)
@@ -530,6 +562,7 @@ def main(argv=None):
     g.add_argument("--cpu-shapes", dest="shapes", action="store_const", const="cpu")
     g.add_argument("--gpu-shapes", dest="shapes", action="store_const", const="gpu")
     ap.add_argument("--llm", action="store_true", help="the LLM rows (make_llm_rows), sized by the shape set")
+    ap.add_argument("--quant", action="store_true", help="the bf16 peers of wick's quantized matmul rows")
     ap.add_argument("--json", action="store_true", help="accepted for symmetry with wick bench; output is always JSON")
     ap.add_argument("--serve", action="store_true",
                     help="read op names from stdin, one per line, and answer each with a JSON line of its rows "
@@ -558,12 +591,15 @@ def main(argv=None):
 
     bw = a.bw if a.bw else (GPU_COPY_GBS if dev.type == "cuda" else math.nan)
     measured_bw = not math.isfinite(bw)
-    rows = make_llm_rows(LLM_SIZES[shapes]) if a.llm else make_rows(SIZES[shapes])
+    if a.quant:
+        rows = make_quant_rows(QUANT_SIZES[shapes])
+    else:
+        rows = make_llm_rows(LLM_SIZES[shapes]) if a.llm else make_rows(SIZES[shapes])
     if a.op:
         rows = [r for r in rows if any(r.op.startswith(f) for f in a.op)]
 
     doc = {"tool": "torch", "version": torch.__version__, "device": str(dev), "device_name": name,
-           "shapes": ("llm-" if a.llm else "") + shapes, "reps": a.reps,
+           "shapes": ("quant-" if a.quant else "llm-" if a.llm else "") + shapes, "reps": a.reps,
            "timer": "cuda events" if dev.type == "cuda" else "perf_counter"}
     if a.serve:
         # One row group per request: a line naming an op on stdin, a line of JSON with its rows on stdout.

@@ -31,6 +31,8 @@ inline constexpr uint32_t kAllTypes = (1u << kNumDTypes) - 1;
 inline constexpr uint32_t kFloatTypes = dtypes_where(is_float);
 inline constexpr uint32_t kIntTypes = dtypes_where(is_int);  // also the dtypes of ids and conditions
 inline constexpr uint32_t kSignedTypes = dtypes_where(is_signed);
+// the float dtypes a quantized op reads or writes beside its blocks
+inline constexpr uint32_t kQuantFloatTypes = dtype_bit(DType::F32) | dtype_bit(DType::F16) | dtype_bit(DType::BF16);
 
 // What an op is, for the backends: the kind fixes the backend method and its parameter struct.
 enum class OpKind : uint8_t {
@@ -53,6 +55,7 @@ enum class OpKind : uint8_t {
   Pool,
   Resample,
   Rope,
+  Quant,  // quantize, dequantize, quantized matmul and embedding (wick/quant.h); mask = float dtype
 };
 
 // creation, transfer and random
@@ -153,8 +156,17 @@ enum class OpKind : uint8_t {
   X(Rope, "rope", Rope, kFloatTypes, _)                                  \
   X(RopeI, "rope_i", Rope, kFloatTypes, _)
 
+// quantized tensors (wick/quant.h): the mask is that of the float side; every row runs for every
+// block format of WICK_QFORMATS
+#define WICK_QUANT_OPS(X)                                 \
+  X(Quantize, "quantize", Quant, kQuantFloatTypes, _)     \
+  X(Dequantize, "dequantize", Quant, kQuantFloatTypes, _) \
+  X(QMatmul, "qmatmul", Quant, kQuantFloatTypes, _)       \
+  X(QEmbedding, "qembedding", Quant, kQuantFloatTypes, _)
+
 // The whole table, in enum order.
-#define WICK_OPS(X) WICK_CREATION_OPS(X) WICK_UNARY_OPS(X) WICK_BINARY_OPS(X) WICK_COMPARE_OPS(X) WICK_STRUCTURED_OPS(X)
+#define WICK_OPS(X) \
+  WICK_CREATION_OPS(X) WICK_UNARY_OPS(X) WICK_BINARY_OPS(X) WICK_COMPARE_OPS(X) WICK_STRUCTURED_OPS(X) WICK_QUANT_OPS(X)
 
 enum class Op : uint16_t {
 #define WICK_X(name, str, kind, mask, fn) name,

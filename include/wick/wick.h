@@ -48,5 +48,7 @@
 #include "wick/kernel.h"
 #include "wick/layout.h"
 #include "wick/ops.h"
+#include "wick/qformat.h"
+#include "wick/quant.h"
 #include "wick/shape.h"
 #include "wick/tensor.h"

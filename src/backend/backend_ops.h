@@ -68,4 +68,10 @@
   X(upsample_bilinear2d, (const TensorArg& x, const TensorArg& dst, bool align_corners), (x, dst, align_corners))    \
   /* Rope: x [..., T, D], cos / sin [T, D/2] */                                                                      \
   X(rope, (const TensorArg& x, const TensorArg& cos, const TensorArg& sin, const TensorArg& dst, bool interleaved),  \
-    (x, cos, sin, dst, interleaved))
+    (x, cos, sin, dst, interleaved))                                                                                 \
+  /* Quant: blocks are u8 [rows, row_bytes] (row stride >= row_bytes, bytes contiguous in a row); the */             \
+  /* float side is contiguous [rows, row_elems] in f32 / f16 / bf16 (Note [Quantizer rounding]) */                   \
+  X(quantize, (const TensorArg& src, QFormat format, const TensorArg& dst), (src, format, dst))                      \
+  X(dequantize, (const TensorArg& src, QFormat format, const TensorArg& dst), (src, format, dst))                    \
+  /* x [m, k] contiguous, w [n, k / block_elems blocks], dst [m, n] contiguous in x's dtype: dst = x w^T */          \
+  X(qmatmul, (const TensorArg& x, const TensorArg& w, QFormat format, const TensorArg& dst), (x, w, format, dst))

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "wick/dtype.h"
+#include "wick/qformat.h"
 
 namespace wick {
 

@@ -454,7 +454,9 @@ Result measure(const Spec& s, const Device& d, int reps, Timer& timer) {
   Result r;
   try {
     int sets = 1;
-    if (s.in_bytes > 0 && s.in_bytes <= kL2Budget)
+    if (s.rotate > 0 && s.in_bytes > 0 && s.in_bytes < s.rotate)
+      sets = std::clamp(static_cast<int>(std::ceil(s.rotate / s.in_bytes)), 2, 16);
+    else if (s.rotate == 0 && s.in_bytes > 0 && s.in_bytes <= kL2Budget)
       sets = std::clamp(static_cast<int>(std::ceil(2 * kL2Budget / s.in_bytes)), 2, 16);
     std::vector<Run> runs;
     for (int i = 0; i < sets; ++i) runs.push_back(s.make(d));
@@ -543,6 +545,7 @@ int usage(int code = 2) {
                "  --cpu-shapes    the CPU section shapes (default on the cpu device)\n"
                "  --gpu-shapes    the GPU shapes of ANCHORS.md (default on a GPU)\n"
                "  --llm           the LLM rows (bench_llm.cpp) instead, sized by the shape set\n"
+               "  --quant         the quantized matmul rows (bench_quant.cpp) instead, sized likewise\n"
                "  --bw GBS        copy bandwidth for the floor column (default: 3000 on a GPU,\n"
                "                  the measured copy row on the cpu)\n");
   return code;
@@ -597,7 +600,7 @@ double sz(DType d) { return static_cast<double>(dtype_size(d)); }
 
 int cmd_bench(int argc, char** argv) {
   Device dev;
-  bool have_dev = false, json = false, list = false, llm = false;
+  bool have_dev = false, json = false, list = false, llm = false, quant = false;
   int reps = 20;
   const Sizes* sizes = nullptr;
   double bw = kNaN;
@@ -630,6 +633,8 @@ int cmd_bench(int argc, char** argv) {
       sizes = &kFull;
     } else if (a == "--llm") {
       llm = true;
+    } else if (a == "--quant") {
+      quant = true;
     } else {
       return usage();
     }
@@ -643,8 +648,10 @@ int cmd_bench(int argc, char** argv) {
   dev.set_seed(1234);
   std::unique_ptr<Timer> timer = make_timer(dev);
 
-  std::vector<Spec> specs = llm ? make_llm_specs(sizes->name) : make_specs(*sizes);
-  const std::string set_name = (llm ? "llm-" : "") + std::string(sizes->name);
+  std::vector<Spec> specs = quant ? make_quant_specs(sizes->name)
+                            : llm ? make_llm_specs(sizes->name)
+                                  : make_specs(*sizes);
+  const std::string set_name = (quant ? "quant-" : llm ? "llm-" : "") + std::string(sizes->name);
   if (!filters.empty()) {
     std::erase_if(specs, [&](const Spec& s) {
       return std::none_of(filters.begin(), filters.end(), [&](const std::string& f) { return s.op.rfind(f, 0) == 0; });

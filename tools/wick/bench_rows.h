@@ -20,6 +20,7 @@ struct Spec {
   double flops = 0;     // per run; > 0 makes it a TFLOP/s row
   double in_bytes = 0;  // the inputs of one run: decides the rotation
   int64_t chain = 0;    // > 0: a host-overhead row, rate in us per op
+  double rotate = 0;    // > 0: rotate input sets until they total this many bytes (default: twice L2)
   DType math = DType::F32;
   std::function<Run(const Device&)> make;  // builds one input set and the run over it
 };
@@ -43,5 +44,7 @@ double sz(DType d);
 
 // The LLM row set (bench_llm.cpp) for shape set "gpu", "cpu" or "quick".
 std::vector<Spec> make_llm_specs(const std::string& set);
+// The quantized matmul row set (bench_quant.cpp), likewise.
+std::vector<Spec> make_quant_specs(const std::string& set);
 
 }  // namespace wick::tool
