@@ -9,6 +9,7 @@
 #include "backend/dispatch.h"
 #include "cpu/cpu_backend.h"
 #include "cpu/parallel.h"
+#include "cpu/simd_quant.h"
 #include "quant/codecs.h"
 
 namespace wick::cpu {
@@ -118,7 +119,12 @@ void CpuBackend::qmatmul(const TensorArg& x, const TensorArg& w, QFormat format,
     const int64_t nb = k / C::kElems;
     const int64_t stride = w.layout.stride(0);
     if (m <= kMatVecRows) {
-      parallel_for(n, 16, [&](int64_t begin, int64_t end) {
+      // The vector kernels write f32 rows [m, n]: dst itself when it is f32.
+      const bool f32_out = dst.dtype == DType::F32;
+      Scratch<float> outf = scratch<float>(f32_out ? 0 : m * n);
+      float* o = f32_out ? dst.ptr<float>() : outf.get();
+      parallel_for(n, 64, [&](int64_t begin, int64_t end) {
+        if (simd::qmatvec_f32(F, w.ptr<uint8_t>(), stride, begin, end, k, xs, k, m, o, n)) return;
         float y[C::kElems];
         float acc[kMatVecRows];
         for (int64_t j = begin; j < end; ++j) {
@@ -133,9 +139,14 @@ void CpuBackend::qmatmul(const TensorArg& x, const TensorArg& w, QFormat format,
               acc[i] += sum;
             }
           }
-          for (int64_t i = 0; i < m; ++i) store(i, j, acc[i]);
+          for (int64_t i = 0; i < m; ++i) o[i * n + j] = acc[i];
         }
       });
+      if (!f32_out)
+        dispatch_in<kQuantFloatTypes>(dst.dtype, [&]<class T>() {
+          T* d = dst.ptr<T>();
+          for (int64_t i = 0; i < m * n; ++i) d[i] = T(o[i]);
+        });
       return;
     }
     // Large m: decode a slab of columns [j0, j1) to f32, then dst[:, j0:j1] = x * slab^T.
