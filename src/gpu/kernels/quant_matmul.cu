@@ -218,6 +218,170 @@ __global__ void __launch_bounds__(kQmvThreads, kQmvMinBlocks<M>) qmv_kernel(cons
   }
 }
 
+// Note [GPU quantized mat-vec, few rows]
+// For m <= kQsMaxRows (M: 1, 2, 4) a warp owns kQsCols<F> consecutive rows of w and walks them
+// with no shared memory and no barriers: lane l takes blocks l, l + lanes, ... of every owned
+// row (a warp's loads cover consecutive blocks), kQsUnroll<F> blocks per row at a time, all loaded
+// before any is used. A block is read straight from global memory as the 4-byte words from the
+// one holding its first byte on (blocks are only byte aligned), then funnel-shifted into a
+// register array; Codec<F>::dequantize_sub reads it through a local byte array indexed only by
+// constants (the sub-block loop is unrolled), so everything stays in registers and a sub-block's
+// unused words are never loaded twice. A block whose words would reach outside [w, wend) (the
+// last bytes of the last row) is assembled byte by byte instead. x is read from global memory
+// (through L1) once per block for all of the warp's rows; butterfly shuffles sum each row.
+// Only the 32-element formats take this kernel: a lane walking whole 256-element blocks strides
+// its loads by the block size, and the tiled kernel above does better for them.
+inline constexpr int kQsThreads = 128;
+inline constexpr int64_t kQsMaxRows = 4;
+template <QFormat F>
+inline constexpr bool kQsFormat = quant::Codec<F>::kElems == 32;
+
+// Rows of w per warp: two share each x load where a block is small enough to keep several in
+// registers.
+template <QFormat F>
+inline constexpr int kQsCols = quant::Codec<F>::kBytes <= 36 ? 2 : 1;
+// Blocks per row in flight per lane.
+template <QFormat F>
+inline constexpr int kQsUnroll = quant::Codec<F>::kBytes <= 36 ? 2 : 1;
+
+// The kBytes bytes at p (byte aligned, inside [lo, hi)) into blk: aligned 4-byte words from the
+// one holding p on, shifted into place; bytewise where those words would leave [lo, hi).
+template <int kBytes>
+__device__ __forceinline__ void load_block(const uint8_t* p, const uint8_t* lo, const uint8_t* hi,
+                                           uint32_t (&blk)[(kBytes + 3) / 4]) {
+  // Words holding the block's bytes from any offset 0..3 (kNeed), and one more where the shifts below
+  // read past them: those bytes are past the block's end, so zero stands in.
+  constexpr int kWords = (kBytes + 3) / 4, kNeed = (kBytes + 6) / 4;
+  static_assert(kNeed == kWords || kNeed == kWords + 1);
+  const unsigned off = static_cast<unsigned>(reinterpret_cast<uintptr_t>(p) & 3);
+  const uint8_t* base = p - off;
+  uint32_t raw[kWords + 1];
+  raw[kWords] = 0;
+  if (base >= lo && base + 4 * kNeed <= hi) {
+    const uint32_t* q = reinterpret_cast<const uint32_t*>(base);
+#pragma unroll
+    for (int i = 0; i < kNeed; ++i) raw[i] = q[i];
+  } else {
+#pragma unroll
+    for (int i = 0; i < kNeed; ++i) {
+      uint32_t v = 0;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const uint8_t* b = base + 4 * i + e;
+        if (b >= p && b < p + kBytes) v |= static_cast<uint32_t>(*b) << (8 * e);
+      }
+      raw[i] = v;
+    }
+  }
+  const unsigned sh = 8 * off;
+#pragma unroll
+  for (int i = 0; i < kWords; ++i)
+    blk[i] = static_cast<uint32_t>(((static_cast<uint64_t>(raw[i + 1]) << 32) | raw[i]) >> sh);
+}
+
+// Sub-block `sub` of the block held in words blk, decoded by the codec from a byte-array view.
+template <QFormat F>
+__device__ __forceinline__ void decode_sub(const uint32_t (&blk)[(quant::Codec<F>::kBytes + 3) / 4], int sub,
+                                           float (&y)[32]) {
+  constexpr int kBytes = quant::Codec<F>::kBytes;
+  uint8_t bytes[kBytes];
+#pragma unroll
+  for (int j = 0; j < kBytes; ++j) bytes[j] = static_cast<uint8_t>(blk[j / 4] >> (8 * (j % 4)));
+  quant::Codec<F>::dequantize_sub(bytes, sub, y);
+}
+
+// 32 consecutive elements of x from xp as f32, four at a time, into xv[4 q .. 4 q + 4).
+template <class T>
+__device__ __forceinline__ void load_x4(const T* xp, bool vec, float (&xv)[4]) {
+  if (vec) {
+    const Vec<T, 4> u = *reinterpret_cast<const Vec<T, 4>*>(xp);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) xv[e] = convert<float>(u.v[e]);
+  } else {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) xv[e] = convert<float>(xp[e]);
+  }
+}
+
+// Note [GPU quantized mat-vec, few rows].
+template <QFormat F, int M, class T>
+__global__ void __launch_bounds__(kQsThreads) qmv_small_kernel(const QmvArgs a) {
+  using C = quant::Codec<F>;
+  constexpr int kSubs = C::kElems / 32, kWords = (C::kBytes + 3) / 4;
+  constexpr int NC = kQsCols<F>, U = kQsUnroll<F>;
+  constexpr int kAcc = M * NC >= 4 ? 1 : 4 / (M * NC);  // partial sums per (row, column)
+  constexpr int lanes = gpu::warp_size(), warps = kQsThreads / lanes;
+  const int lane = static_cast<int>(threadIdx.x) % lanes;
+  const T* const x = static_cast<const T*>(a.x);
+  const int64_t groups = (a.n + NC - 1) / NC;
+  for (int64_t g = int64_t{blockIdx.x} * warps + static_cast<int>(threadIdx.x) / lanes; g < groups;
+       g += int64_t{gridDim.x} * warps) {
+    const int64_t c0 = g * NC;
+    const uint8_t* row[NC];
+#pragma unroll
+    for (int c = 0; c < NC; ++c) row[c] = a.w + std::min<int64_t>(c0 + c, a.n - 1) * a.ws;  // a valid row
+    float acc[M][NC][kAcc] = {};
+    for (int64_t b0 = lane; b0 < a.bpr; b0 += int64_t{U} * lanes) {
+      uint32_t blk[U][NC][kWords];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        // A block past the row's end loads the last one (valid memory) and is skipped below.
+        const int64_t b = std::min<int64_t>(b0 + u * lanes, a.bpr - 1);
+#pragma unroll
+        for (int c = 0; c < NC; ++c) load_block<C::kBytes>(row[c] + b * C::kBytes, a.w, a.wend, blk[u][c]);
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int64_t b = b0 + u * lanes;
+        if (u > 0 && b >= a.bpr) break;
+#pragma unroll
+        for (int s = 0; s < kSubs; ++s) {
+          float wv[NC][32];
+#pragma unroll
+          for (int c = 0; c < NC; ++c) decode_sub<F>(blk[u][c], s, wv[c]);
+#pragma unroll
+          for (int r = 0; r < M; ++r) {
+            if (r >= a.m) break;  // rows of x past m: nothing to load
+            const T* xp = x + r * a.k + b * C::kElems + 32 * s;
+#pragma unroll
+            for (int q = 0; q < 8; ++q) {
+              float xv[4];
+              load_x4(xp + 4 * q, a.x_vec, xv);
+#pragma unroll
+              for (int c = 0; c < NC; ++c)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                  float& part = acc[r][c][q % kAcc];
+                  part = fmaf(wv[c][4 * q + e], xv[e], part);
+                }
+            }
+          }
+        }
+      }
+    }
+    float sum[M][NC];
+#pragma unroll
+    for (int r = 0; r < M; ++r)
+#pragma unroll
+      for (int c = 0; c < NC; ++c) {
+        sum[r][c] = acc[r][c][0];
+#pragma unroll
+        for (int q = 1; q < kAcc; ++q) sum[r][c] += acc[r][c][q];
+      }
+#pragma unroll
+    for (int o = lanes / 2; o > 0; o /= 2)
+#pragma unroll
+      for (int r = 0; r < M; ++r)
+#pragma unroll
+        for (int c = 0; c < NC; ++c) sum[r][c] += gpu::shfl_xor(sum[r][c], o);
+#pragma unroll
+    for (int r = 0; r < M; ++r)
+#pragma unroll
+      for (int c = 0; c < NC; ++c)
+        if (r < a.m && c0 + c < a.n && (r * NC + c) % lanes == lane) store_out(a, r * a.n + c0 + c, sum[r][c]);
+  }
+}
+
 // f.template operator()<M>() for M = m rounded up to a power of two (at most kQmvMaxRows).
 template <class Fn>
 void by_rows(int64_t m, Fn&& f) {
@@ -226,6 +390,14 @@ void by_rows(int64_t m, Fn&& f) {
   if (m <= 4) return f.template operator()<4>();
   if (m <= 8) return f.template operator()<8>();
   return f.template operator()<16>();
+}
+
+// by_rows for m <= kQsMaxRows: M = 1, 2 or 4 only.
+template <class Fn>
+void by_few_rows(int64_t m, Fn&& f) {
+  if (m <= 1) return f.template operator()<1>();
+  if (m <= 2) return f.template operator()<2>();
+  return f.template operator()<4>();
 }
 
 struct QmvShape {
@@ -273,9 +445,45 @@ void qmatvec(const LaunchCtx& ctx, const TensorArg& x, const TensorArg& w, QForm
   const char* xb = static_cast<const char*>(x.data) + x.layout.offset() * es;
   const uint8_t* wp = w.ptr<uint8_t>();
   const int64_t ws = w.layout.stride(0), row_bytes = w.layout.dim(1);
+  const bool x_vec = reinterpret_cast<uintptr_t>(xb) % (4 * es) == 0 && k % 4 == 0;
   quant::dispatch_qformat(format, [&]<QFormat F>() {
     using C = quant::Codec<F>;
     const int64_t bpr = k / C::kElems;
+    if constexpr (kQsFormat<F>) {
+      if (m <= kQsMaxRows) {
+        by_few_rows(m, [&]<int M>() {
+          const QmvArgs a{xb,
+                          wp,
+                          wp + (n - 1) * ws + row_bytes,
+                          static_cast<char*>(dst.data) + dst.layout.offset() * es,
+                          m,
+                          n,
+                          k,
+                          ws,
+                          bpr,
+                          x.dtype,
+                          0,
+                          0,
+                          0,
+                          x_vec};
+          const int64_t warps = kQsThreads / ctx.warp_size;
+          const int64_t groups = (n + kQsCols<F> - 1) / kQsCols<F>;
+          const unsigned grid = static_cast<unsigned>(std::min<int64_t>((groups + warps - 1) / warps, INT32_MAX));
+          switch (x.dtype) {
+            case DType::F16:
+              gpu::launch<qmv_small_kernel<F, M, f16>>(ctx, grid, kQsThreads, 0, a);
+              break;
+            case DType::BF16:
+              gpu::launch<qmv_small_kernel<F, M, bf16>>(ctx, grid, kQsThreads, 0, a);
+              break;
+            default:
+              gpu::launch<qmv_small_kernel<F, M, float>>(ctx, grid, kQsThreads, 0, a);
+              break;
+          }
+        });
+        return;
+      }
+    }
     by_rows(m, [&]<int M>() {
       const QmvShape s = qmv_shape<F, M>(ctx, n, bpr);
       const QmvArgs a{xb,
