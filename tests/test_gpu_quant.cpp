@@ -198,5 +198,25 @@ TEST(GpuQuant, ZeroSizes) {
     }
 }
 
+// Past 2^31 elements (64-bit indices in every kernel): a Q4_K tensor of 2^31 + 4096 elements made on
+// the GPU, decoded there to f16; its last rows against the CPU's decode of the same bytes, and
+// the mat-vec's last outputs against the f64 product. About 10 GB of device memory.
+TEST(GpuQuant, LargeTensorPast2To31Elements) {
+  WICK_REQUIRE_GPU(devs);
+  const Device d = devs.front();
+  const int64_t k = 4096, rows = (int64_t{1} << 31) / k + 1;
+  d.set_seed(7);
+  QTensor q = quantize(Tensor::rand_normal({rows, k}, DType::F16, 0, 1, d), QFormat::Q4_K);
+  const Tensor y = q.dequantize(DType::F16);
+  ASSERT_EQ(y.numel(), (int64_t{1} << 31) + k);
+  const QTensor tail = q.narrow(0, rows - 3, 3);
+  EXPECT_EQ(testing::bytes_of(y.narrow(0, rows - 3, 3).contiguous()),
+            testing::bytes_of(tail.to(Device::cpu()).dequantize(DType::F16)));
+  const Tensor x = random_rows({1, k}, 8).to_dtype(DType::BF16).to(d);
+  const Tensor out = matmul(x, q);
+  ASSERT_EQ(out.shape(), Shape({1, rows}));
+  expect_qmatmul_close(out.narrow(1, rows - 3, 3).contiguous(), x, F64Weights(tail), "last rows of the mat-vec");
+}
+
 }  // namespace
 }  // namespace wick
