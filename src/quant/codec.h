@@ -45,4 +45,38 @@ WICK_HOST_DEVICE inline void store_f16(uint8_t* p, float v) { store_u16(p, f16::
 WICK_HOST_DEVICE inline float load_f32(const uint8_t* p) { return detail::f32_from_bits(load_u32(p)); }
 WICK_HOST_DEVICE inline void store_f32(uint8_t* p, float v) { store_u32(p, detail::f32_bits(v)); }
 
+// The 16 non-linear levels of IQ4_NL and IQ4_XS, ggml's kvalues_iq4nl {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13,
+// 25, 38, 53, 69, 89, 113} as int8 bytes, little-endian, eight to a word (registers only, no table in GPU local
+// memory).
+WICK_HOST_DEVICE constexpr int iq4nl_value(int i) {
+  constexpr uint64_t kLo = 0xf6eaddcfbfad9881ull;
+  constexpr uint64_t kHi = 0x7159453526190d01ull;
+  const uint64_t w = i < 8 ? kLo : kHi;
+  return static_cast<int8_t>(static_cast<uint8_t>(w >> (8 * (i & 7))));
+}
+static_assert([] {
+  const int kTable[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+  for (int i = 0; i < 16; ++i) {
+    if (iq4nl_value(i) != kTable[i]) return false;
+  }
+  return true;
+}());
+
+// ggml's best_index_int8 over the IQ4_NL table: the clamped ends, then a bisection and the nearer
+// of the two bracketing values, ties to the upper one. A NaN falls through to code 15.
+WICK_HOST_DEVICE inline int iq4nl_best_index(float x) {
+  if (x <= static_cast<float>(iq4nl_value(0))) return 0;
+  if (x >= static_cast<float>(iq4nl_value(15))) return 15;
+  int ml = 0, mu = 15;
+  while (mu - ml > 1) {
+    const int mav = (ml + mu) / 2;
+    if (x < static_cast<float>(iq4nl_value(mav))) {
+      mu = mav;
+    } else {
+      ml = mav;
+    }
+  }
+  return x - static_cast<float>(iq4nl_value(mu - 1)) < static_cast<float>(iq4nl_value(mu)) - x ? mu - 1 : mu;
+}
+
 }  // namespace wick::quant

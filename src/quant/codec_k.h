@@ -236,28 +236,6 @@ WICK_HOST_DEVICE inline int q3k_scale(const uint8_t* s, int j) {
   return (lo | (((s[8 + j % 4] >> (2 * (j / 4))) & 3) << 4)) - 32;
 }
 
-// IQ4_NL / IQ4_XS's 16 non-linear levels (kvalues_iq4nl).
-WICK_HOST_DEVICE inline int iq4nl_value(int i) {
-  constexpr int8_t kValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
-  return kValues[i];
-}
-
-// ggml's best_index_int8 over the IQ4_NL levels: the nearest level, ties to the upper one.
-WICK_HOST_DEVICE inline int iq4nl_best_index(float x) {
-  if (x <= static_cast<float>(iq4nl_value(0))) return 0;
-  if (x >= static_cast<float>(iq4nl_value(15))) return 15;
-  int ml = 0, mu = 15;
-  while (mu - ml > 1) {
-    const int mav = (ml + mu) / 2;
-    if (x < static_cast<float>(iq4nl_value(mav))) {
-      mu = mav;
-    } else {
-      ml = mav;
-    }
-  }
-  return x - static_cast<float>(iq4nl_value(mu - 1)) < static_cast<float>(iq4nl_value(mu)) - x ? mu - 1 : mu;
-}
-
 // The scale part of quantize_row_q4_K_ref / q5_K_ref: f16 d, dmin and the 12 scale bytes at
 // blk[0..16), and the codes L[256] in [0, nmax] recomputed from the rounded f16 d and dmin.
 WICK_HOST_DEVICE inline void quantize_scale_min_k4(const float* x, int nmax, float rmin, int nstep, uint8_t* blk,
@@ -665,7 +643,7 @@ struct Codec<QFormat::IQ4_XS> {
   // importance weights, so it is not computed.
   WICK_HOST_DEVICE static void quantize(const float* x, uint8_t* blk) {
     constexpr int kNtry = 7;
-    const float v0 = static_cast<float>(kq::iq4nl_value(0));
+    const float v0 = static_cast<float>(iq4nl_value(0));
     uint8_t L[256];
     float weight[32];
     float scales[8];
@@ -689,7 +667,7 @@ struct Codec<QFormat::IQ4_XS> {
       float id = 1 / d;
       float sumqx = 0, sumq2 = 0;
       for (int j = 0; j < 32; ++j) {
-        const float q = static_cast<float>(kq::iq4nl_value(kq::iq4nl_best_index(id * xb[j])));
+        const float q = static_cast<float>(iq4nl_value(iq4nl_best_index(id * xb[j])));
         const float w = weight[j];
         sumqx += w * q * xb[j];
         sumq2 += w * q * q;
@@ -697,10 +675,10 @@ struct Codec<QFormat::IQ4_XS> {
       d = sumq2 > 0 ? sumqx / sumq2 : 0.f;
       float best = d * sumqx;
       for (int itry = -kNtry; itry <= kNtry; ++itry) {
-        id = static_cast<float>(itry + kq::iq4nl_value(0)) / max;
+        id = static_cast<float>(itry + iq4nl_value(0)) / max;
         sumqx = sumq2 = 0;
         for (int j = 0; j < 32; ++j) {
-          const float q = static_cast<float>(kq::iq4nl_value(kq::iq4nl_best_index(id * xb[j])));
+          const float q = static_cast<float>(iq4nl_value(iq4nl_best_index(id * xb[j])));
           const float w = weight[j];
           sumqx += w * q * xb[j];
           sumq2 += w * q * q;
@@ -727,7 +705,7 @@ struct Codec<QFormat::IQ4_XS> {
       int l = kq::clamp_int(kq::nearest_int(id * scales[ib]), -32, 31);
       const float dl = d * static_cast<float>(l);
       const float idl = dl != 0.f ? 1 / dl : 0.f;
-      for (int j = 0; j < 32; ++j) L[32 * ib + j] = static_cast<uint8_t>(kq::iq4nl_best_index(idl * x[32 * ib + j]));
+      for (int j = 0; j < 32; ++j) L[32 * ib + j] = static_cast<uint8_t>(iq4nl_best_index(idl * x[32 * ib + j]));
       l += 32;
       const int l_l = l & 0xF;
       const int l_h = l >> 4;
@@ -752,8 +730,8 @@ struct Codec<QFormat::IQ4_XS> {
     const float dl = d * static_cast<float>(ls - 32);
     const uint8_t* qs = blk + kOffQs + 16 * sub;
     for (int j = 0; j < 16; ++j) {
-      y[j + 0] = dl * static_cast<float>(kq::iq4nl_value(qs[j] & 0xF));
-      y[j + 16] = dl * static_cast<float>(kq::iq4nl_value(qs[j] >> 4));
+      y[j + 0] = dl * static_cast<float>(iq4nl_value(qs[j] & 0xF));
+      y[j + 16] = dl * static_cast<float>(iq4nl_value(qs[j] >> 4));
     }
   }
 };

@@ -75,22 +75,6 @@ WICK_HOST_DEVICE inline int code5(const uint8_t* qs, uint32_t qh, int j) {
   return nibble(qs, j) | static_cast<int>(((qh >> j) & 1u) << 4);
 }
 
-// ggml's kvalues_iq4nl {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}
-// as int8 bytes, little-endian, eight to a word (registers only, no table in GPU local memory).
-WICK_HOST_DEVICE constexpr int iq4nl_value(int i) {
-  constexpr uint64_t kLo = 0xf6eaddcfbfad9881ull;
-  constexpr uint64_t kHi = 0x7159453526190d01ull;
-  const uint64_t w = i < 8 ? kLo : kHi;
-  return static_cast<int8_t>(static_cast<uint8_t>(w >> (8 * (i & 7))));
-}
-static_assert([] {
-  const int kTable[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
-  for (int i = 0; i < 16; ++i) {
-    if (iq4nl_value(i) != kTable[i]) return false;
-  }
-  return true;
-}());
-
 // ggml's kvalues_mxfp4: the E2M1 values doubled, codes 0-7 positive {0, 1, 2, 3, 4, 6, 8, 12} and
 // 8-15 their negatives (code 8 is 0).
 WICK_HOST_DEVICE constexpr int mxfp4_value(int i) {
@@ -104,23 +88,6 @@ static_assert([] {
   }
   return true;
 }());
-
-// ggml's best_index_int8 over the IQ4_NL table: the clamped ends, then a bisection and the nearer
-// of the two bracketing values, ties to the upper one. A NaN falls through to code 15.
-WICK_HOST_DEVICE inline int iq4nl_best_index(float x) {
-  if (x <= static_cast<float>(iq4nl_value(0))) return 0;
-  if (x >= static_cast<float>(iq4nl_value(15))) return 15;
-  int ml = 0, mu = 15;
-  while (mu - ml > 1) {
-    const int mav = (ml + mu) / 2;
-    if (x < static_cast<float>(iq4nl_value(mav))) {
-      mu = mav;
-    } else {
-      ml = mav;
-    }
-  }
-  return x - static_cast<float>(iq4nl_value(mu - 1)) < static_cast<float>(iq4nl_value(mu)) - x ? mu - 1 : mu;
-}
 
 // ggml's E8M0 -> f32 halved (MXFP4's values are doubled): 2^(e - 128), subnormal for e < 2.
 WICK_HOST_DEVICE inline float e8m0_half(uint8_t e) {
@@ -361,13 +328,13 @@ struct Codec<QFormat::IQ4_NL> {
       for (int j = 0; j < 16; ++j) blk[2 + j] = 0x88;  // code 8: the value 1, nearest 0
       return;
     }
-    const float d0 = max / static_cast<float>(lq::iq4nl_value(0));
+    const float d0 = max / static_cast<float>(iq4nl_value(0));
     const float id = 1.0f / d0;
     float sumqx = 0.0f, sumq2 = 0.0f;
     for (int j = 0; j < 32; ++j) {
-      const int l = lq::iq4nl_best_index(id * x[j]);
+      const int l = iq4nl_best_index(id * x[j]);
       q[j] = static_cast<uint8_t>(l);
-      const float v = static_cast<float>(lq::iq4nl_value(l));
+      const float v = static_cast<float>(iq4nl_value(l));
       const float w = x[j] * x[j];
       sumqx += w * v * x[j];
       sumq2 += w * v * v;
@@ -378,7 +345,7 @@ struct Codec<QFormat::IQ4_NL> {
   }
   WICK_HOST_DEVICE static void dequantize_sub(const uint8_t* blk, int /*sub*/, float* y) {
     const float d = load_f16(blk);
-    for (int j = 0; j < 32; ++j) y[j] = d * static_cast<float>(lq::iq4nl_value(lq::nibble(blk + 2, j)));
+    for (int j = 0; j < 32; ++j) y[j] = d * static_cast<float>(iq4nl_value(lq::nibble(blk + 2, j)));
   }
 };
 
