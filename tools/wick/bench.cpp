@@ -538,6 +538,7 @@ int usage(int code = 2) {
                "usage: wick bench [options]\n"
                "  --device D      cpu, cuda, cuda:1, rocm, ... (default: the first GPU, else cpu)\n"
                "  --op NAME       only rows whose op starts with NAME (may be repeated)\n"
+               "  --dtype NAME    only rows of this dtype column (q4_k, bf16, ...; may be repeated)\n"
                "  --json          print JSON instead of a table\n"
                "  --list          print the rows (keys, bytes, flops) without running them\n"
                "  --reps N        timed runs per row, median reported (default 20)\n"
@@ -604,7 +605,7 @@ int cmd_bench(int argc, char** argv) {
   int reps = 20;
   const Sizes* sizes = nullptr;
   double bw = kNaN;
-  std::vector<std::string> filters;
+  std::vector<std::string> filters, dtype_filters;
   for (int i = 0; i < argc; ++i) {
     const std::string a = argv[i];
     const bool more = i + 1 < argc;
@@ -613,6 +614,8 @@ int cmd_bench(int argc, char** argv) {
       have_dev = true;
     } else if (a == "--op" && more) {
       filters.emplace_back(argv[++i]);
+    } else if (a == "--dtype" && more) {
+      dtype_filters.emplace_back(argv[++i]);
     } else if (a == "--json") {
       json = true;
     } else if (a == "--help" || a == "-h") {
@@ -657,6 +660,10 @@ int cmd_bench(int argc, char** argv) {
       return std::none_of(filters.begin(), filters.end(), [&](const std::string& f) { return s.op.rfind(f, 0) == 0; });
     });
   }
+  if (!dtype_filters.empty())
+    std::erase_if(specs, [&](const Spec& s) {
+      return std::find(dtype_filters.begin(), dtype_filters.end(), s.dtype) == dtype_filters.end();
+    });
   if (!json) {
     std::printf("wick bench  %s (%s)  shapes %s  reps %d  floor bandwidth %s\n", dev.location().c_str(),
                 dev_name.c_str(), set_name.c_str(), reps,
