@@ -445,61 +445,45 @@ void qmatvec(const LaunchCtx& ctx, const TensorArg& x, const TensorArg& w, QForm
   const char* xb = static_cast<const char*>(x.data) + x.layout.offset() * es;
   const uint8_t* wp = w.ptr<uint8_t>();
   const int64_t ws = w.layout.stride(0), row_bytes = w.layout.dim(1);
-  const bool x_vec = reinterpret_cast<uintptr_t>(xb) % (4 * es) == 0 && k % 4 == 0;
+  // The arguments both kernels share; the tiled one adds its tile shape.
+  const QmvArgs base{xb,
+                     wp,
+                     wp + (n - 1) * ws + row_bytes,
+                     static_cast<char*>(dst.data) + dst.layout.offset() * es,
+                     m,
+                     n,
+                     k,
+                     ws,
+                     0,
+                     x.dtype,
+                     0,
+                     0,
+                     0,
+                     false};
+  const bool x_aligned = reinterpret_cast<uintptr_t>(xb) % (4 * es) == 0;
   quant::dispatch_qformat(format, [&]<QFormat F>() {
     using C = quant::Codec<F>;
-    const int64_t bpr = k / C::kElems;
+    QmvArgs a = base;
+    a.bpr = k / C::kElems;
     if constexpr (kQsFormat<F>) {
       if (m <= kQsMaxRows) {
+        a.x_vec = x_aligned && k % 4 == 0;
         by_few_rows(m, [&]<int M>() {
-          const QmvArgs a{xb,
-                          wp,
-                          wp + (n - 1) * ws + row_bytes,
-                          static_cast<char*>(dst.data) + dst.layout.offset() * es,
-                          m,
-                          n,
-                          k,
-                          ws,
-                          bpr,
-                          x.dtype,
-                          0,
-                          0,
-                          0,
-                          x_vec};
           const int64_t warps = kQsThreads / ctx.warp_size;
           const int64_t groups = (n + kQsCols<F> - 1) / kQsCols<F>;
           const unsigned grid = static_cast<unsigned>(std::min<int64_t>((groups + warps - 1) / warps, INT32_MAX));
-          switch (x.dtype) {
-            case DType::F16:
-              gpu::launch<qmv_small_kernel<F, M, f16>>(ctx, grid, kQsThreads, 0, a);
-              break;
-            case DType::BF16:
-              gpu::launch<qmv_small_kernel<F, M, bf16>>(ctx, grid, kQsThreads, 0, a);
-              break;
-            default:
-              gpu::launch<qmv_small_kernel<F, M, float>>(ctx, grid, kQsThreads, 0, a);
-              break;
-          }
+          dispatch_in<kQuantFloatTypes>(
+              x.dtype, [&]<class T>() { gpu::launch<qmv_small_kernel<F, M, T>>(ctx, grid, kQsThreads, 0, a); });
         });
         return;
       }
     }
+    a.x_vec = x_aligned;
     by_rows(m, [&]<int M>() {
-      const QmvShape s = qmv_shape<F, M>(ctx, n, bpr);
-      const QmvArgs a{xb,
-                      wp,
-                      wp + (n - 1) * ws + row_bytes,
-                      static_cast<char*>(dst.data) + dst.layout.offset() * es,
-                      m,
-                      n,
-                      k,
-                      ws,
-                      bpr,
-                      x.dtype,
-                      s.cols,
-                      s.tile_blocks,
-                      s.row_smem,
-                      reinterpret_cast<uintptr_t>(xb) % (4 * es) == 0};
+      const QmvShape s = qmv_shape<F, M>(ctx, n, a.bpr);
+      a.cols = s.cols;
+      a.tile_blocks = s.tile_blocks;
+      a.row_smem = s.row_smem;
       constexpr auto kernel = qmv_kernel<F, M>;
       if (s.shared > 48 * 1024) gpu::allow_dynamic_shared<kernel>(s.shared, ctx.op, ctx.device);
       const int64_t col_tiles = (n + s.cols - 1) / s.cols;
