@@ -81,7 +81,7 @@ Storage::~Storage() {
     }
     delete u;
   }
-  if (data_) backend_->raw_free(data_);
+  if (data_ && !owner_) backend_->raw_free(data_);
 }
 
 TensorArg::TensorArg(const Tensor& t)

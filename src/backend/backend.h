@@ -58,12 +58,18 @@ struct StreamUses {
 class Storage {
  public:
   Storage(Backend* backend, void* data, int64_t nbytes) : backend_(backend), data_(data), nbytes_(nbytes) {}
+  // Memory wick did not allocate (a file mapping): `owner` keeps it alive and releases it after
+  // the last Tensor goes; the backend never frees it. A read-only storage refuses in-place writes
+  // (front::before_write) and must not be an op's output.
+  Storage(Backend* backend, void* data, int64_t nbytes, std::shared_ptr<const void> owner, bool read_only)
+      : backend_(backend), data_(data), nbytes_(nbytes), owner_(std::move(owner)), read_only_(read_only) {}
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
   void* data() const { return data_; }
   int64_t nbytes() const { return nbytes_; }
   Backend& backend() const { return *backend_; }
+  bool read_only() const { return read_only_; }
 
   // Note [Cross-stream use]: orders a read by `runner` after the last write, and a later write or
   // the free after that read. Costs one comparison when runner is the only stream involved.
@@ -77,6 +83,8 @@ class Storage {
   Backend* backend_;
   void* data_;
   int64_t nbytes_;
+  std::shared_ptr<const void> owner_;  // external memory only
+  bool read_only_ = false;
   std::atomic<StreamUses*> uses_{nullptr};
 };
 

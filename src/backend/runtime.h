@@ -68,6 +68,20 @@ class Runtime {
     copy_to_host(dst, src, nbytes);
   }
 
+  // ---- page-locked staging (file loads, src/io) ----
+  // Page-locked host memory that copies to this device read directly, or nullptr on backends whose
+  // memory is host memory (the CPU). Throws OutOfMemory.
+  virtual void* alloc_pinned(int64_t nbytes) {
+    (void)nbytes;
+    return nullptr;
+  }
+  virtual void free_pinned(void* p) noexcept { (void)p; }
+  // Queues a copy of nbytes from page-locked `src` (alloc_pinned) to dst; src must stay unchanged
+  // until a fence recorded after this call is reached (fence_synchronize).
+  virtual void copy_from_pinned_async(void* dst, const void* src, int64_t nbytes) { copy_from_host(dst, src, nbytes); }
+  // Blocks the host until `fence` (record_fence) is reached; a null fence is reached already.
+  virtual void fence_synchronize(const std::shared_ptr<void>& fence) { (void)fence; }
+
   // ---- random generator state (per device) ----
   void set_seed(uint64_t seed);
   // Reserves `blocks` Philox blocks of this device's stream and returns where they start.

@@ -6,6 +6,13 @@ void check_defined(Op op, const Tensor& t, const char* what) {
   if (!t.defined()) throw InvalidArgument(op_tag(op) + what + " is an undefined tensor");
 }
 
+void before_write(Op op, const Tensor& t) {
+  if (!t.defined()) return;
+  if (t.storage()->read_only())
+    throw InvalidArgument(op_tag(op) + "cannot write into " + t.str() + ": it is a view of read-only memory (a file)");
+  t.storage()->before_write(backend(t));
+}
+
 void check_op_dtype(Op op, const Tensor& t) {
   check_defined(op, t);
   if (!op_defined_for(op, t.dtype()))

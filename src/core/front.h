@@ -27,10 +27,9 @@ void check_op_dtype(Op op, const Tensor& t);
 // producer (Note [Cross-stream use] in backend/backend.h), so `a` must be the tensor whose
 // backend the op calls.
 void check_same_device(Op op, const Tensor& a, const Tensor& b);
-// Before an in-place write of t (on t's handle): waits for other streams' uses of its storage.
-inline void before_write(const Tensor& t) {
-  if (t.defined()) t.storage()->before_write(backend(t));
-}
+// Before an in-place write of t by op (on t's handle): throws InvalidArgument when t is a view of
+// read-only memory (a file mapping), else waits for other streams' uses of its storage.
+void before_write(Op op, const Tensor& t);
 // Throws DTypeError unless the two tensors share dtype.
 void check_same_dtype(Op op, const Tensor& a, const Tensor& b);
 // Throws DTypeError unless ids has an integer dtype (kIntTypes).

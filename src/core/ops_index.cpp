@@ -213,7 +213,7 @@ void copy2d(const Tensor& src, Tensor& dst, int64_t rows, int64_t cols, int64_t 
                  src.device());
   const Tensor t(dst.storage(), Layout({rows, cols}, {dst_stride, 1}, dst.offset() + dst_offset), dst.dtype(),
                  dst.device());
-  front::before_write(dst);
+  front::before_write(op, dst);
   backend(dst).cast(TensorArg(s), TensorArg(t));
 }
 

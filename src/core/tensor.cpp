@@ -311,7 +311,7 @@ Tensor Tensor::flatten() const { return reshape({numel()}); }
 void Tensor::const_set(Scalar value) {
   front::check_op_dtype(Op::ConstSet, *this);
   if (numel() == 0) return;
-  front::before_write(*this);
+  front::before_write(Op::ConstSet, *this);
   backend(*this).const_set(TensorArg(*this), value);
 }
 
@@ -340,7 +340,7 @@ void Tensor::copy_from(const Tensor& src_in) {
         layout_.min_index() * de < sl.max_index_exclusive() * se)
       src = src.clone();
   }
-  front::before_write(*this);
+  front::before_write(Op::CopyStrided, *this);
   backend(*this).cast(TensorArg(src), TensorArg(*this));
 }
 

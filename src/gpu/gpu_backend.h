@@ -86,6 +86,10 @@ class GpuBackend final : public Backend {
   void wait_fence(const std::shared_ptr<void>& fence) override;
   bool copy_from_device(void* dst, Runtime& from, const void* src, int64_t nbytes) override;
   void copy_from_host_async(void* dst, const void* src, int64_t nbytes) override;
+  void* alloc_pinned(int64_t nbytes) override;
+  void free_pinned(void* p) noexcept override;
+  void copy_from_pinned_async(void* dst, const void* src, int64_t nbytes) override;
+  void fence_synchronize(const std::shared_ptr<void>& fence) override;
   void copy_to_host_async(void* dst, const void* src, int64_t nbytes, std::shared_ptr<Storage> keep) override;
 
   // User kernel modules (gpu_module.cpp over runtime/module.h).

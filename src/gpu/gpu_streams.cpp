@@ -25,6 +25,24 @@ void GpuBackend::wait_fence(const std::shared_ptr<void>& fence) {
   stream_.wait(*static_cast<const gpu::Event*>(fence.get()));
 }
 
+void GpuBackend::fence_synchronize(const std::shared_ptr<void>& fence) {
+  if (!fence) return;
+  enter("fence");
+  static_cast<const gpu::Event*>(fence.get())->synchronize();
+}
+
+void* GpuBackend::alloc_pinned(int64_t nbytes) {
+  enter("alloc_pinned");
+  return gpu::host_alloc_pinned(nbytes, ordinal_);
+}
+
+void GpuBackend::free_pinned(void* p) noexcept { gpu::host_free_pinned(p); }
+
+void GpuBackend::copy_from_pinned_async(void* dst, const void* src, int64_t nbytes) {
+  enter("from_host");
+  gpu::memcpy_async(dst, src, nbytes, gpu::CopyKind::HostToDevice, stream_);
+}
+
 // ---- device to device ------------------------------------------------------------------------
 
 namespace {
