@@ -22,6 +22,7 @@ class Error : public std::runtime_error {
   X(UnsupportedError)       \
   X(OutOfMemory)            \
   X(FormatError)            \
+  X(IoError)                \
   X(InvalidArgument)
 
 #define WICK_X(name)                                      \

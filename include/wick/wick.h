@@ -38,6 +38,10 @@
 // run time (NVRTC / hipRTC), caches the module per device by name, and CustomOp launches one of
 // its kernels on tensors, queued on the device's stream like every op.
 //
+// Model files (wick/io.h): GgufFile, SafetensorsFile, NpyFile / NpzFile open a file as a read-only
+// mapping whose tensors are CPU views, or stream them to a GPU; GgufWriter, save_safetensors,
+// save_npy / save_npz write them.
+//
 // The op table (wick/ops.h) lists every op and the dtypes it is defined for; `wick check` runs each
 // of them on every device present against a reference.
 #pragma once
@@ -45,6 +49,7 @@
 #include "wick/device.h"
 #include "wick/dtype.h"
 #include "wick/error.h"
+#include "wick/io.h"
 #include "wick/kernel.h"
 #include "wick/layout.h"
 #include "wick/ops.h"
