@@ -1,7 +1,9 @@
-# Fails when the README's C++ example differs from examples/quickstart.cpp.
+# Fails when a C++ example of the README differs from its file in examples/.
 file(READ ${SRC}/README.md readme)
-file(READ ${SRC}/examples/quickstart.cpp example)
-string(FIND "${readme}" "```cpp\n${example}```" at)
-if(at EQUAL -1)
-  message(FATAL_ERROR "README.md's example is not examples/quickstart.cpp; copy the file into the README")
-endif()
+foreach(name quickstart model_files)
+  file(READ ${SRC}/examples/${name}.cpp example)
+  string(FIND "${readme}" "```cpp\n${example}```" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "README.md does not hold examples/${name}.cpp; copy the file into the README")
+  endif()
+endforeach()

@@ -2,6 +2,7 @@
 //   wick devices                 lists the devices present
 //   wick check [--device D] [--op NAME] [--json] [--verbose]
 //                                the conformance matrix: every op x dtype on every device present
+//   wick inspect | convert | load  model files (files.cpp)
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -12,6 +13,7 @@
 
 #include "bench.h"
 #include "check/harness.h"
+#include "files.h"
 #include "wick/tensor.h"
 
 namespace {
@@ -28,7 +30,11 @@ int usage(int code) {
                "      --op NAME                 only op NAME (may be repeated)\n"
                "      --json                    print JSON instead of a table\n"
                "      --verbose                 print every failure message\n"
-               "  bench [options]               time the ops on the ANCHORS.md shapes (wick bench --help)\n");
+               "  bench [options]               time the ops on the ANCHORS.md shapes (wick bench --help)\n"
+               "  inspect FILE [--json]         format, metadata and tensors of a .gguf, .safetensors, .npy, .npz\n"
+               "  convert IN OUT [--dtype D | --quant FORMAT]\n"
+               "                                between GGUF, safetensors and .npz, casting or quantizing\n"
+               "  load FILE [--device D]        load every tensor of FILE to D and print the rate\n");
   return code;
 }
 
@@ -198,6 +204,9 @@ int main(int argc, char** argv) {
     if (cmd == "devices") return cmd_devices();
     if (cmd == "check") return cmd_check(argc - 2, argv + 2);
     if (cmd == "bench") return wick::tool::cmd_bench(argc - 2, argv + 2);
+    if (cmd == "inspect") return wick::tool::cmd_inspect(argc - 2, argv + 2);
+    if (cmd == "convert") return wick::tool::cmd_convert(argc - 2, argv + 2);
+    if (cmd == "load") return wick::tool::cmd_load(argc - 2, argv + 2);
     if (cmd == "--help" || cmd == "-h" || cmd == "help") return usage(0);
   } catch (const wick::Error& e) {
     std::fprintf(stderr, "wick %s: %s\n", cmd.c_str(), e.what());
