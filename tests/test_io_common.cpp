@@ -152,6 +152,11 @@ TEST(IoCommon, SharedChecksRejectBadEntries) {
   EXPECT_THROW(one({"b", {4}, "F32", DType::F32, std::nullopt, 0, INT64_MAX, 16, false}), FormatError);
   EXPECT_THROW(one({"b", {5}, "F32", DType::F32, std::nullopt, 0, 16, 16, false}), FormatError);  // size
   EXPECT_THROW(one({"b", {4}, "F32", DType::F32, std::nullopt, 1, 16, 16, false}), FormatError);  // source
+  // Zero elements, but strides of the other dims would overflow (a libFuzzer finding).
+  EXPECT_THROW(one({"b", {int64_t{1} << 48, 262145, 0}, "F32", DType::F32, std::nullopt, 0, 16, 0, false}),
+               FormatError);
+  EXPECT_NO_THROW(one({"b", {int64_t{1} << 40, 0}, "F32", DType::F32, std::nullopt, 0, 16, 0, false}));
+  EXPECT_THROW(one({"b", {-1}, "F32", DType::F32, std::nullopt, 0, 16, 0, false}), FormatError);
 }
 
 TEST(IoCommon, OutputFileAppearsOnlyWhenCommitted) {

@@ -120,9 +120,17 @@ TensorFile finish_tensor_file(TensorFileBuilder b) {
     if (t.offset < 0 || t.nbytes < 0 || !add_ok(t.offset, t.nbytes, &end) || end > size)
       fail("bytes [" + std::to_string(t.offset) + ", +" + std::to_string(t.nbytes) + ") outside the " +
            std::to_string(size) + " bytes of its file");
+    // Layout computes strides as products of the later dims, so even a tensor with a zero dim
+    // must have a product of its other dims that fits.
+    int64_t numel = 1, span = 1;
+    for (int64_t d : t.shape) {
+      if (d < 0 || !mul_ok(span, std::max<int64_t>(d, 1), &span)) fail("dims " + t.shape.str() + " overflow int64");
+      numel = d == 0 ? 0 : numel;
+    }
+    if (numel != 0) numel = span;
     if (t.dtype) {
       int64_t want = 0;
-      if (!mul_ok(t.shape.numel(), dtype_size(*t.dtype), &want) || want != t.nbytes)
+      if (!mul_ok(numel, dtype_size(*t.dtype), &want) || want != t.nbytes)
         fail(std::to_string(t.nbytes) + " bytes for " + t.shape.str() + " " + std::string(dtype_name(*t.dtype)));
     }
     if (!impl->by_name.emplace(t.name, i).second) fail("a second tensor of this name");

@@ -120,8 +120,9 @@ struct TensorFile::Impl {
 
 namespace wick::io {
 
-// Checks what every format shares (names unique, [offset, offset + nbytes) inside its source,
-// nbytes = numel x element size for dtypes) and builds the file. The per-format rules (tiling,
+// Checks what every format shares (names unique, [offset, offset + nbytes) inside its source, dims
+// non-negative with a product of the non-zero ones that fits int64, nbytes = numel x element size
+// for dtypes) and builds the file. The per-format rules (tiling,
 // order, alignment) are the reader's, checked before.
 TensorFile finish_tensor_file(TensorFileBuilder b);
 
