@@ -75,6 +75,16 @@ TEST(Device, GpuWithoutBackend) {
   }
 }
 
+// A negative ordinal is an error whether or not a GPU is present, never a device with ordinal -1.
+TEST(Device, NegativeOrdinalIsAnError) {
+  EXPECT_THROW((void)Device::cuda_if_available(-1), DeviceError);
+  EXPECT_THROW((void)Device::rocm_if_available(-1), DeviceError);
+  EXPECT_THROW((void)Device::gpu_if_available(-2), DeviceError);
+  EXPECT_THROW((void)Device::cuda(-1), DeviceError);
+  const std::string m = message_of([] { (void)Device::cuda_if_available(-1); });
+  EXPECT_NE(m.find("-1"), std::string::npos) << m;
+}
+
 // Handles (Note [Device handles]): the CPU has none; GPU handles need the GPU.
 TEST(Device, HandlesNeedAGpu) {
   EXPECT_EQ(Device::cpu().id(), 0u);

@@ -52,7 +52,8 @@ class Device {
   // The existing handle `id` of a GPU (id 0: the default handle); throws DeviceError when there is
   // no such handle.
   static Device handle(DeviceKind kind, int ordinal, uint32_t id);
-  // The GPU if one is present (and the backend was built), else the CPU.
+  // GPU `ordinal` if it is present (and the backend was built), else the CPU; a negative ordinal
+  // is a DeviceError.
   static Device cuda_if_available(int ordinal = 0);
   static Device rocm_if_available(int ordinal = 0);
   static Device gpu_if_available(int ordinal = 0);

@@ -57,15 +57,26 @@ Device Device::handle(DeviceKind kind, int ordinal, uint32_t id) {
   return d;
 }
 
+namespace {
+void check_ordinal(int ordinal, const char* fn) {
+  if (ordinal < 0)
+    throw DeviceError(std::string("[device] ") + fn + "(" + std::to_string(ordinal) +
+                      "): a GPU ordinal is not negative");
+}
+}  // namespace
+
 Device Device::cuda_if_available(int ordinal) {
+  check_ordinal(ordinal, "cuda_if_available");
   return ordinal < gpu_count(DeviceKind::Cuda) ? Device(DeviceKind::Cuda, ordinal) : cpu();
 }
 
 Device Device::rocm_if_available(int ordinal) {
+  check_ordinal(ordinal, "rocm_if_available");
   return ordinal < gpu_count(DeviceKind::Rocm) ? Device(DeviceKind::Rocm, ordinal) : cpu();
 }
 
 Device Device::gpu_if_available(int ordinal) {
+  check_ordinal(ordinal, "gpu_if_available");
   Device d = cuda_if_available(ordinal);
   return d.is_gpu() ? d : rocm_if_available(ordinal);
 }
