@@ -83,10 +83,19 @@ Tensor whole_storage(const Tensor& t) {
   return Tensor(t.storage(), Layout(Shape{elems}), t.dtype(), t.device());
 }
 
-// const_set(v) into the view `x`: the view reads back v, the rest of its storage is unchanged.
+// const_set(v) into the view `x`: the view reads back v, the rest of its storage is unchanged. A
+// view with a zero stride on a dim of size > 1 (a broadcast) is refused with InvalidArgument and
+// nothing is written, as PyTorch refuses writes where several elements share one location.
 void check_const_set(Ctx& c, Tensor x, Scalar v, double expected, const std::string& what) {
   const Tensor flat = whole_storage(x);
   Ref want = flat.numel() > 0 ? to_ref(flat) : Ref(flat.shape());
+  bool shared = false;
+  for (size_t d = 0; d < x.rank(); ++d) shared = shared || (x.strides()[d] == 0 && x.shape()[d] > 1);
+  if (shared && x.numel() > 0) {
+    c.expect_throw<InvalidArgument>([&] { x.const_set(v); }, what + ": const_set into a broadcast view");
+    c.expect(flat, want, kExact);
+    return;
+  }
   for (int64_t off : offsets_of(x.layout())) want.v[static_cast<size_t>(off)] = expected;
   x.const_set(v);
   const size_t before = c.failures().size();

@@ -73,14 +73,22 @@ TEST_P(Creation, ConstSetIntoViews) {
   const int64_t B = int64_t{1} << 62;
   EXPECT_EQ(x.to_vector<int64_t>(),
             (std::vector<int64_t>{0, 1, -1, 3, 4, 5, 6, 7, -1, 9, B, B, 12, 13, -1, 15, B, B, 18, 19, -1, 21, 22, 23}));
-  // Through a stride-0 view every alias gets the value; a zero-size view writes nothing.
+  // A stride-0 view (several elements, one location) is refused before anything is written, by
+  // const_set and copy_from alike; a zero-size view writes nothing.
   Tensor r = Tensor::zeros({3}, DType::F32, d);
   Tensor bview = r.narrow(0, 1, 1).broadcast_as({5, 1});
-  bview.const_set(Scalar(4.5));
-  EXPECT_EQ(r.to_vector<float>(), (std::vector<float>{0, 4.5f, 0}));
+  EXPECT_THROW(bview.const_set(Scalar(4.5)), InvalidArgument);
+  EXPECT_THROW(bview.copy_from(Tensor::ones({5, 1}, DType::F32, d)), InvalidArgument);
+  EXPECT_THROW(Tensor::zeros({1, 4}, DType::F32, d).expand({3, 4}).copy_from(Tensor::ones({3, 4}, DType::F32, d)),
+               InvalidArgument);
+  EXPECT_EQ(r.to_vector<float>(), (std::vector<float>{0, 0, 0}));
+  // A size-1 dim may have any stride.
+  Tensor one = r.narrow(0, 2, 1).broadcast_as({1, 1});
+  one.const_set(Scalar(4.5));
+  EXPECT_EQ(r.to_vector<float>(), (std::vector<float>{0, 0, 4.5f}));
   Tensor empty_view = r.narrow(0, 3, 0);
   empty_view.const_set(Scalar(9));
-  EXPECT_EQ(r.to_vector<float>(), (std::vector<float>{0, 4.5f, 0}));
+  EXPECT_EQ(r.to_vector<float>(), (std::vector<float>{0, 0, 4.5f}));
 }
 
 // Contiguous const_set fills bytes in a pattern of the element size (1, 2, 4, 8 bytes): windows

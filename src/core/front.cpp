@@ -10,6 +10,13 @@ void before_write(Op op, const Tensor& t) {
   if (!t.defined()) return;
   if (t.storage()->read_only())
     throw InvalidArgument(op_tag(op) + "cannot write into " + t.str() + ": it is a view of read-only memory (a file)");
+  // A zero stride on a dim of size > 1 makes several elements one location: the last writer would
+  // win silently.
+  for (size_t d = 0; d < t.rank(); ++d)
+    if (t.strides()[d] == 0 && t.shape()[d] > 1)
+      throw InvalidArgument(op_tag(op) + "cannot write into " + t.str() + ": dim " + std::to_string(d) + " of size " +
+                            std::to_string(t.shape()[d]) +
+                            " has stride 0 (a broadcast view: several elements share one location)");
   t.storage()->before_write(backend(t));
 }
 

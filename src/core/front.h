@@ -28,7 +28,8 @@ void check_op_dtype(Op op, const Tensor& t);
 // backend the op calls.
 void check_same_device(Op op, const Tensor& a, const Tensor& b);
 // Before an in-place write of t by op (on t's handle): throws InvalidArgument when t is a view of
-// read-only memory (a file mapping), else waits for other streams' uses of its storage.
+// read-only memory (a file mapping) or has a zero stride on a dim of size > 1 (a broadcast view),
+// else waits for other streams' uses of its storage.
 void before_write(Op op, const Tensor& t);
 // Throws DTypeError unless the two tensors share dtype.
 void check_same_dtype(Op op, const Tensor& a, const Tensor& b);
