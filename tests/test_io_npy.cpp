@@ -22,24 +22,10 @@ using wick::testing::npy_dict;
 using wick::testing::npy_file;
 using wick::testing::stored_zip;
 namespace fs = std::filesystem;
+using wick::testing::random_tensor;
 using wick::testing::read_file;
 using wick::testing::TempDir;
 using wick::testing::write_file;
-
-Tensor random_tensor(const Shape& s, DType d) {
-  switch (d) {
-    case DType::U8:
-      return Tensor::rand_uniform(s, DType::F32, 1, 255).to_dtype(d);
-    case DType::U32:
-      return Tensor::rand_uniform(s, DType::F64, 1, 4e9).to_dtype(d);
-    case DType::I32:
-      return Tensor::rand_uniform(s, DType::F64, -2e9, 2e9).to_dtype(d);
-    case DType::I64:
-      return Tensor::rand_uniform(s, DType::F64, -9e15, 9e15).to_dtype(d);
-    default:
-      return Tensor::rand_normal(s, DType::F32, 0.5, 2).to_dtype(d);
-  }
-}
 
 void expect_same(const Tensor& got, const Tensor& want, const std::string& what) {
   ASSERT_EQ(got.dtype(), want.dtype()) << what;

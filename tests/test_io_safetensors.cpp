@@ -18,25 +18,10 @@ using namespace wick;
 using wick::testing::Bytes;
 using wick::testing::bytes_of;
 namespace fs = std::filesystem;
+using wick::testing::random_tensor;
 using wick::testing::read_file;
 using wick::testing::TempDir;
 using wick::testing::write_file;
-
-// Random values of dtype d, never all zero (integers drawn away from 0).
-Tensor random_tensor(const Shape& s, DType d) {
-  switch (d) {
-    case DType::U8:
-      return Tensor::rand_uniform(s, DType::F32, 1, 255).to_dtype(d);
-    case DType::U32:
-      return Tensor::rand_uniform(s, DType::F64, 1, 4e9).to_dtype(d);
-    case DType::I32:
-      return Tensor::rand_uniform(s, DType::F64, -2e9, 2e9).to_dtype(d);
-    case DType::I64:
-      return Tensor::rand_uniform(s, DType::F64, -9e15, 9e15).to_dtype(d);
-    default:
-      return Tensor::rand_normal(s, DType::F32, 0.5, 2).to_dtype(d);
-  }
-}
 
 std::string st_type(DType d) {
   switch (d) {

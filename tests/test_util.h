@@ -41,6 +41,22 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// Random values of dtype d, never all zero (integers drawn away from 0).
+inline Tensor random_tensor(const Shape& s, DType d) {
+  switch (d) {
+    case DType::U8:
+      return Tensor::rand_uniform(s, DType::F32, 1, 255).to_dtype(d);
+    case DType::U32:
+      return Tensor::rand_uniform(s, DType::F64, 1, 4e9).to_dtype(d);
+    case DType::I32:
+      return Tensor::rand_uniform(s, DType::F64, -2e9, 2e9).to_dtype(d);
+    case DType::I64:
+      return Tensor::rand_uniform(s, DType::F64, -9e15, 9e15).to_dtype(d);
+    default:
+      return Tensor::rand_normal(s, DType::F32, 0.5, 2).to_dtype(d);
+  }
+}
+
 // Writes `bytes` to `path`, creating its folders.
 inline void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
   const auto parent = std::filesystem::path(path).parent_path();
