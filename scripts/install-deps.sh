@@ -3,7 +3,7 @@
 # all present. Runs apt-get through sudo when not root.
 set -euo pipefail
 
-pkgs=(g++ cmake ninja-build libopenblas-openmp-dev libgtest-dev libbenchmark-dev nlohmann-json3-dev libzip-dev)
+pkgs=(g++ cmake ninja-build libopenblas-openmp-dev libgtest-dev libbenchmark-dev nlohmann-json3-dev libzip-dev libpcre2-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
