@@ -1,0 +1,67 @@
+// Shared by the model files of src/llm: configuration readers, the weight binding of each file
+// layout, and the linear layers that run a weight in whatever form the file stores it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "wick/io.h"
+#include "wick/llm.h"
+#include "wick/quant.h"
+#include "wick/tensor.h"
+
+namespace wick::llm::detail {
+
+// "[llm] " + message: the tag every error of src/llm starts with.
+std::string tag(const std::string& what);
+
+// A model file opened for reading: a GGUF file, or a Hugging Face folder's safetensors weights,
+// with the configuration and tokenizer read from it.
+struct ModelSource {
+  std::string path;  // as the user gave it
+  bool gguf = false;
+  std::shared_ptr<TensorFile> file;  // GgufFile or SafetensorsFile
+  ModelConfig config;
+  Tokenizer tokenizer;
+};
+
+ModelSource open_source(const std::string& path);
+
+// Where a tensor of the model lives in a file layout: the name and the shape it must have.
+struct WeightSpec {
+  std::string name;
+  Shape shape;
+  bool optional = false;  // biases a model may or may not have
+};
+
+// The names of one layer's weights in the file's convention.
+struct LayerNames {
+  std::string attn_norm, q, k, v, o, q_bias, k_bias, v_bias, o_bias, q_norm, k_norm, ffn_norm, gate, up, down;
+};
+struct ModelNames {
+  std::string embed, out_norm, output, rope_freqs;
+  std::vector<LayerNames> layers;
+};
+ModelNames weight_names(const ModelConfig& c, bool gguf);
+
+// Every tensor the model reads, with its expected shape (in elements, row-major).
+std::vector<WeightSpec> weight_specs(const ModelConfig& c, const ModelNames& n, const TensorFile& file);
+
+// y = x W^T (+ b) for a weight stored dense (any float dtype) or in a block format. x and y are
+// f32; a dense weight of another dtype multiplies x rounded to that dtype.
+struct Linear {
+  Tensor dense;   // [n, k], or undefined
+  QTensor quant;  // [n, k], or undefined
+  Tensor bias;    // [n] f32, or undefined
+  Tensor operator()(const Tensor& x) const;
+  int64_t out_features() const { return dense.defined() ? dense.dim(0) : quant.dim(0); }
+};
+
+// The cos and sin tables of rope for positions [0, context): [context, head_dim / 2] f32 on the
+// host, from the model's theta and scaling (or a GGUF file's per-frequency divisors).
+void rope_tables(const ModelConfig& c, const std::vector<float>& freq_divisors, int64_t context,
+                 std::vector<float>* cos, std::vector<float>* sin);
+
+}  // namespace wick::llm::detail

@@ -1,0 +1,299 @@
+// The Llama-family decoder: weights bound from a file, the KV cache, and the forward pass composed
+// of public ops.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "llm/llm_internal.h"
+#include "wick/error.h"
+
+namespace wick::llm {
+
+using detail::Linear;
+using detail::tag;
+
+Tensor detail::Linear::operator()(const Tensor& x) const {
+  Tensor y;
+  if (quant.defined()) {
+    y = matmul(x, quant);
+  } else if (dense.dtype() == x.dtype()) {
+    y = x.matmul(dense.t());
+  } else {
+    y = x.to_dtype(dense.dtype()).matmul(dense.t()).to_dtype(x.dtype());
+  }
+  return bias.defined() ? y.add(bias) : y;
+}
+
+namespace {
+
+struct Layer {
+  Tensor attn_norm, ffn_norm, q_norm, k_norm;  // f32
+  Linear q, k, v, o, gate, up, down;
+  Tensor k_cache, v_cache;  // [kv_heads, context, head_dim] in the cache dtype
+};
+
+std::string shape_str(const Shape& s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+int64_t dtype_bytes(DType d) { return static_cast<int64_t>(dtype_size(d)); }
+
+}  // namespace
+
+struct Model::Impl {
+  ModelConfig config;
+  Tokenizer tokenizer;
+  Device device;
+  ModelOptions options;
+  int64_t context = 0;
+  int64_t position = 0;
+  int64_t weight_bytes = 0;
+  Tensor embed_dense;  // [vocab, hidden], or undefined when quantized
+  QTensor embed_quant;
+  Linear output;
+  Tensor out_norm;
+  std::vector<Layer> layers;
+  Tensor rope_cos, rope_sin;  // [context, head_dim / 2] f32
+
+  Tensor embed(const Tensor& ids) const {
+    if (embed_quant.defined()) return embedding(ids, embed_quant, DType::F32);
+    return embed_dense.index_select(ids, 0).to_dtype(DType::F32);
+  }
+  Tensor forward_chunk(const std::vector<int32_t>& ids, bool all_logits);
+};
+
+namespace {
+
+// Checks every tensor the model reads before anything is loaded: present, of a type wick runs,
+// of the expected shape.
+int64_t check_weights(const std::vector<detail::WeightSpec>& specs, const TensorFile& file) {
+  int64_t bytes = 0;
+  for (const detail::WeightSpec& s : specs) {
+    const FileTensor* t = file.find(s.name);
+    if (!t) {
+      if (s.optional) continue;
+      throw FormatError(tag(file.path() + ": tensor " + s.name + " is missing (expected " + shape_str(s.shape) + ")"));
+    }
+    if (t->shape != s.shape)
+      throw ShapeError(
+          tag(file.path() + ": tensor " + s.name + " is " + shape_str(t->shape) + ", expected " + shape_str(s.shape)));
+    const bool matrix = s.shape.size() == 2;
+    const bool ok = t->qformat ? matrix : (t->dtype && is_float(*t->dtype));
+    if (!ok)
+      throw DTypeError(tag(file.path() + ": tensor " + s.name + " has type " + t->type + ", which wick cannot run" +
+                           (matrix ? "" : " (a vector must be a float type)")));
+    bytes += t->nbytes;
+  }
+  return bytes;
+}
+
+}  // namespace
+
+Model::Model() = default;
+Model::~Model() = default;
+Model::Model(Model&&) noexcept = default;
+Model& Model::operator=(Model&&) noexcept = default;
+
+Model Model::load(const std::string& path, const Device& device, const ModelOptions& options) {
+  detail::ModelSource src = detail::open_source(path);
+  const ModelConfig& c = src.config;
+  if (options.kv_dtype != DType::F32 && options.kv_dtype != DType::F16 && options.kv_dtype != DType::BF16)
+    throw DTypeError(tag("the KV cache is f32, f16 or bf16, not " + std::string(dtype_name(options.kv_dtype))));
+  if (options.context < 0 || options.prefill_chunk <= 0)
+    throw InvalidArgument(tag("context " + std::to_string(options.context) + " and prefill chunk " +
+                              std::to_string(options.prefill_chunk) + " must be >= 0 and > 0"));
+  if (c.vocab_size != src.tokenizer.vocab_size() && src.tokenizer.vocab_size() > c.vocab_size)
+    throw FormatError(tag(path + ": the tokenizer has " + std::to_string(src.tokenizer.vocab_size()) +
+                          " tokens, the model's vocabulary " + std::to_string(c.vocab_size)));
+
+  auto impl = std::make_unique<Impl>();
+  impl->config = c;
+  impl->device = device;
+  impl->options = options;
+  impl->context = options.context == 0 ? c.context : std::min(options.context, c.context);
+  if (impl->context <= 0) throw InvalidArgument(tag("the model's context length is " + std::to_string(c.context)));
+
+  const detail::ModelNames names = detail::weight_names(c, src.gguf);
+  const std::vector<detail::WeightSpec> specs = detail::weight_specs(c, names, *src.file);
+  impl->weight_bytes = check_weights(specs, *src.file);
+
+  // Will it fit? Weights, the cache, and the activations of one prefill chunk (the attention
+  // scores and the MLP dominate), before loading anything.
+  const int64_t kv_bytes = 2 * c.layers * c.kv_heads * impl->context * c.head_dim * dtype_bytes(options.kv_dtype);
+  const int64_t chunk = std::min(options.prefill_chunk, impl->context);
+  const int64_t act_bytes =
+      4 * chunk * (6 * c.hidden + 4 * c.ffn + 3 * c.heads * impl->context + c.vocab_size + 4 * c.heads * c.head_dim);
+  if (!device.is_cpu()) {
+    const DeviceInfo info = device.info();
+    const int64_t need = impl->weight_bytes + kv_bytes + act_bytes;
+    if (need > info.free_memory)
+      throw OutOfMemory(tag(path + " needs " + std::to_string(need >> 20) + " MiB on " + device.str() + " (weights " +
+                            std::to_string(impl->weight_bytes >> 20) + ", KV cache " + std::to_string(kv_bytes >> 20) +
+                            " for " + std::to_string(impl->context) + " positions, activations " +
+                            std::to_string(act_bytes >> 20) + "); " + std::to_string(info.free_memory >> 20) +
+                            " MiB are free"));
+  }
+
+  LoadOptions lo;
+  for (const detail::WeightSpec& s : specs)
+    if (src.file->contains(s.name)) lo.names.push_back(s.name);
+  lo.progress_bar = options.progress_bar;
+  auto loaded = src.file->load(device, lo);
+  auto take = [&](const std::string& name) -> const LoadedTensor* {
+    auto it = loaded.find(name);
+    return it == loaded.end() ? nullptr : &it->second;
+  };
+  auto vec = [&](const std::string& name) {
+    const LoadedTensor* t = take(name);
+    return t ? t->tensor.to_dtype(DType::F32) : Tensor();
+  };
+  auto lin = [&](const std::string& w, const std::string& b) {
+    Linear l;
+    const LoadedTensor* t = take(w);
+    l.dense = t->tensor;
+    l.quant = t->qtensor;
+    if (!b.empty()) l.bias = vec(b);
+    return l;
+  };
+  {
+    const LoadedTensor* e = take(names.embed);
+    impl->embed_dense = e->tensor;
+    impl->embed_quant = e->qtensor;
+  }
+  impl->out_norm = vec(names.out_norm);
+  impl->output = lin(names.output, "");
+  for (const detail::LayerNames& n : names.layers) {
+    Layer l;
+    l.attn_norm = vec(n.attn_norm);
+    l.ffn_norm = vec(n.ffn_norm);
+    if (c.qk_norm) {
+      l.q_norm = vec(n.q_norm);
+      l.k_norm = vec(n.k_norm);
+    }
+    l.q = lin(n.q, n.q_bias);
+    l.k = lin(n.k, n.k_bias);
+    l.v = lin(n.v, n.v_bias);
+    l.o = lin(n.o, n.o_bias);
+    l.gate = lin(n.gate, "");
+    l.up = lin(n.up, "");
+    l.down = lin(n.down, "");
+    l.k_cache = Tensor::empty({c.kv_heads, impl->context, c.head_dim}, options.kv_dtype, device);
+    l.v_cache = Tensor::empty({c.kv_heads, impl->context, c.head_dim}, options.kv_dtype, device);
+    impl->layers.push_back(std::move(l));
+  }
+
+  std::vector<float> divisors;
+  if (const LoadedTensor* f = take(names.rope_freqs)) divisors = f->tensor.to_dtype(DType::F32).to_vector<float>();
+  for (float d : divisors)
+    if (!(d > 0) || !std::isfinite(d))
+      throw FormatError(tag(path + ": " + names.rope_freqs + " holds a divisor that is not positive and finite"));
+  std::vector<float> cos, sin;
+  detail::rope_tables(c, divisors, impl->context, &cos, &sin);
+  impl->rope_cos = Tensor::from_vector(cos, {impl->context, c.head_dim / 2}, device);
+  impl->rope_sin = Tensor::from_vector(sin, {impl->context, c.head_dim / 2}, device);
+  impl->tokenizer = std::move(src.tokenizer);
+
+  Model m;
+  m.impl_ = std::move(impl);
+  return m;
+}
+
+const ModelConfig& Model::config() const { return impl_->config; }
+const Tokenizer& Model::tokenizer() const { return impl_->tokenizer; }
+const Device& Model::device() const { return impl_->device; }
+int64_t Model::context() const { return impl_->context; }
+int64_t Model::position() const { return impl_->position; }
+int64_t Model::weight_bytes() const { return impl_->weight_bytes; }
+void Model::reset() { impl_->position = 0; }
+
+void Model::truncate(int64_t position) {
+  if (position < 0 || position > impl_->position)
+    throw InvalidArgument(tag("truncate to " + std::to_string(position) + " outside the " +
+                              std::to_string(impl_->position) + " cached positions"));
+  impl_->position = position;
+}
+
+// Note [Attention by grouped products]
+// Query head h reads KV head h / G (G = heads / kv_heads), so the queries [heads, T, d] are viewed
+// as [kv_heads, G * T, d] and each KV head meets all of its G query heads in one batched product
+// against the cached keys [kv_heads, S, d]. The causal mask adds -inf where key position s is
+// after the query's position p + t; every row keeps at least its own position.
+Tensor Model::Impl::forward_chunk(const std::vector<int32_t>& ids, bool all_logits) {
+  const ModelConfig& c = config;
+  const int64_t T = static_cast<int64_t>(ids.size()), p = position, S = p + T;
+  const int64_t H = c.heads, KV = c.kv_heads, D = c.head_dim, G = H / KV;
+  const DType kv = options.kv_dtype;
+  const Tensor id_t = Tensor::from_vector(ids, {T}, device);
+  const Tensor cos = rope_cos.narrow(0, p, T), sin = rope_sin.narrow(0, p, T);
+  Tensor mask;
+  if (T > 1) {
+    std::vector<float> m(static_cast<size_t>(T * S), 0.0f);
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t s = p + t + 1; s < S; ++s)
+        m[static_cast<size_t>(t * S + s)] = -std::numeric_limits<float>::infinity();
+    mask = Tensor::from_vector(m, {T, S}, device);
+  }
+  const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+  auto rope_fn = c.rope_style == RopeStyle::Interleaved ? rope_i : rope;
+
+  Tensor x = embed(id_t);  // [T, hidden] f32
+  for (Layer& l : layers) {
+    const Tensor h = x.rms_norm(l.attn_norm, c.rms_eps);
+    Tensor q = l.q(h).reshape({T, H, D});
+    Tensor k = l.k(h).reshape({T, KV, D});
+    const Tensor v = l.v(h).reshape({T, KV, D});
+    if (c.qk_norm) {
+      q = q.rms_norm(l.q_norm, c.rms_eps);
+      k = k.rms_norm(l.k_norm, c.rms_eps);
+    }
+    q = rope_fn(q.transpose(0, 1), cos, sin);  // [H, T, D]
+    k = rope_fn(k.transpose(0, 1), cos, sin);  // [KV, T, D]
+    l.k_cache.narrow(1, p, T).copy_from(k.to_dtype(kv));
+    l.v_cache.narrow(1, p, T).copy_from(v.transpose(0, 1).to_dtype(kv));
+    const Tensor keys = l.k_cache.narrow(1, 0, S), values = l.v_cache.narrow(1, 0, S);
+    const Tensor qg = q.affine(scale, 0).reshape({KV, G * T, D}).to_dtype(kv);
+    Tensor scores = qg.matmul(keys.transpose(1, 2)).to_dtype(DType::F32);  // [KV, G*T, S]
+    if (mask.defined()) scores = scores.reshape({KV, G, T, S}).add(mask).reshape({KV, G * T, S});
+    const Tensor probs = scores.softmax(-1).to_dtype(kv);
+    const Tensor attn = probs.matmul(values).to_dtype(DType::F32);  // [KV, G*T, D] = [H, T, D]
+    x = x.add(l.o(attn.reshape({H, T, D}).transpose(0, 1).reshape({T, H * D})));
+
+    const Tensor h2 = x.rms_norm(l.ffn_norm, c.rms_eps);
+    x = x.add(l.down(l.gate(h2).silu().mul(l.up(h2))));
+  }
+  if (!all_logits) x = x.narrow(0, T - 1, 1);
+  position = S;
+  return output(x.rms_norm(out_norm, c.rms_eps));
+}
+
+Tensor Model::forward(std::span<const int32_t> tokens, bool all_logits) {
+  Impl& m = *impl_;
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  if (n == 0) throw InvalidArgument(tag("forward of no tokens"));
+  if (m.position + n > m.context)
+    throw InvalidArgument(tag(std::to_string(n) + " tokens after " + std::to_string(m.position) +
+                              " cached positions exceed the context of " + std::to_string(m.context)));
+  for (size_t i = 0; i < tokens.size(); ++i)
+    if (tokens[i] < 0 || tokens[i] >= m.config.vocab_size)
+      throw InvalidArgument(tag("token " + std::to_string(i) + " is id " + std::to_string(tokens[i]) +
+                                ", outside the vocabulary of " + std::to_string(m.config.vocab_size)));
+  const int64_t start = m.position;
+  std::vector<Tensor> parts;
+  try {
+    for (int64_t i = 0; i < n; i += m.options.prefill_chunk) {
+      const int64_t len = std::min(m.options.prefill_chunk, n - i);
+      std::vector<int32_t> ids(tokens.begin() + i, tokens.begin() + i + len);
+      Tensor logits = m.forward_chunk(ids, all_logits);
+      if (all_logits || i + len == n) parts.push_back(std::move(logits));
+    }
+  } catch (...) {
+    m.position = start;  // the cache holds nothing of a failed call
+    throw;
+  }
+  return parts.size() == 1 ? parts[0] : cat(parts, 0);
+}
+
+}  // namespace wick::llm
