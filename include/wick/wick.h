@@ -42,6 +42,10 @@
 // mapping whose tensors are CPU views, or stream them to a GPU; GgufWriter, save_safetensors,
 // save_npy / save_npz write them.
 //
+// Language models (wick/llm.h): llm::Model::load(path, dev) reads a Llama-family model (Llama 2 / 3,
+// Mistral, Qwen2, Qwen3) from a GGUF file or a Hugging Face folder with its tokenizer; generate()
+// streams sampled text, forward() returns logits.
+//
 // The op table (wick/ops.h) lists every op and the dtypes it is defined for; `wick check` runs each
 // of them on every device present against a reference.
 #pragma once
@@ -52,6 +56,7 @@
 #include "wick/io.h"
 #include "wick/kernel.h"
 #include "wick/layout.h"
+#include "wick/llm.h"
 #include "wick/ops.h"
 #include "wick/qformat.h"
 #include "wick/quant.h"

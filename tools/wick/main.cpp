@@ -3,6 +3,7 @@
 //   wick check [--device D] [--op NAME] [--json] [--verbose]
 //                                the conformance matrix: every op x dtype on every device present
 //   wick inspect | convert | load  model files (files.cpp)
+//   wick run | bench-model        language models (llm.cpp)
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -34,7 +35,9 @@ int usage(int code) {
                "  inspect FILE [--json]         format, metadata and tensors of a .gguf, .safetensors, .npy, .npz\n"
                "  convert IN OUT [--dtype D | --quant FORMAT]\n"
                "                                between GGUF, safetensors and .npz, casting or quantizing\n"
-               "  load FILE [--device D]        load every tensor of FILE to D and print the rate\n");
+               "  load FILE [--device D]        load every tensor of FILE to D and print the rate\n"
+               "  run MODEL -p PROMPT [...]     generate text with a GGUF or Hugging Face model (wick run --help)\n"
+               "  bench-model MODEL [...]       prefill and decode tokens/s (wick bench-model --help)\n");
   return code;
 }
 
@@ -207,6 +210,8 @@ int main(int argc, char** argv) {
     if (cmd == "inspect") return wick::tool::cmd_inspect(argc - 2, argv + 2);
     if (cmd == "convert") return wick::tool::cmd_convert(argc - 2, argv + 2);
     if (cmd == "load") return wick::tool::cmd_load(argc - 2, argv + 2);
+    if (cmd == "run") return wick::tool::cmd_run(argc - 2, argv + 2);
+    if (cmd == "bench-model") return wick::tool::cmd_bench_model(argc - 2, argv + 2);
     if (cmd == "--help" || cmd == "-h" || cmd == "help") return usage(0);
   } catch (const wick::Error& e) {
     std::fprintf(stderr, "wick %s: %s\n", cmd.c_str(), e.what());
