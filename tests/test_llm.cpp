@@ -242,13 +242,20 @@ TEST(LlmModel, GpuLogitsMatchTheCpu) {
   Tiny q;
   q.quant = QFormat::Q4_0;
   for (const std::string& path : {tiny_model("gpu_f32.gguf"), tiny_model("gpu_q4_0.gguf", q)}) {
-    const std::vector<int32_t> ids = prompt_ids(9);
-    Model cpu = Model::load(path, Device::cpu(), f32_options());
-    const Tensor want = cpu.forward(ids, true);
-    for (const Device& d : testing::gpu_devices()) {
-      expect_cache_consistent(path, d, 2e-4f);
-      Model gpu = Model::load(path, d, f32_options());
-      EXPECT_LE(max_abs_diff(gpu.forward(ids, true), want), 2e-3f) << path << " on " << d.str();
+    const bool quantized = path.find("q4_0") != std::string::npos;
+    // 9 tokens take the quantized mat-vec; 40 (more than kQuantVectorRows) meet a quantized weight
+    // in bf16 on a GPU, so there the logits agree to bf16's rounding, relative to their size.
+    for (int n : {9, 40}) {
+      const std::vector<int32_t> ids = prompt_ids(n);
+      Model cpu = Model::load(path, Device::cpu(), f32_options());
+      const Tensor want = cpu.forward(ids, true);
+      const float scale = std::max(1.0f, max_abs_diff(want, Tensor::zeros(want.shape(), DType::F32)));
+      const float tol = quantized && n > 16 ? 2e-2f * scale : 2e-3f;
+      for (const Device& d : testing::gpu_devices()) {
+        if (n == 9) expect_cache_consistent(path, d, 2e-4f);
+        Model gpu = Model::load(path, d, f32_options());
+        EXPECT_LE(max_abs_diff(gpu.forward(ids, true), want), tol) << path << " on " << d.str() << ", " << n;
+      }
     }
   }
 }

@@ -50,7 +50,12 @@ ModelNames weight_names(const ModelConfig& c, bool gguf);
 std::vector<WeightSpec> weight_specs(const ModelConfig& c, const ModelNames& n, const TensorFile& file);
 
 // y = x W^T (+ b) for a weight stored dense (any float dtype) or in a block format. x and y are
-// f32; a dense weight of another dtype multiplies x rounded to that dtype.
+// f32; a dense weight of another dtype multiplies x rounded to that dtype. A quantized weight meets
+// more than kQuantVectorRows rows of x (a prefill) in bf16 (f16 where the GPU lacks bf16) on a GPU,
+// where the product runs as a GEMM over dequantized rows; fewer rows take the quantized mat-vec,
+// which reads x in f32.
+inline constexpr int64_t kQuantVectorRows = 16;
+
 struct Linear {
   Tensor dense;   // [n, k], or undefined
   QTensor quant;  // [n, k], or undefined

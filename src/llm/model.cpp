@@ -15,7 +15,12 @@ using detail::tag;
 
 Tensor detail::Linear::operator()(const Tensor& x) const {
   Tensor y;
-  if (quant.defined()) {
+  const int64_t rows = x.dim(-1) > 0 ? x.numel() / x.dim(-1) : 0;
+  if (quant.defined() && rows > kQuantVectorRows && x.device().is_gpu()) {
+    // Many rows: the GPU dequantizes w to x's dtype and runs a GEMM, on tensor cores in 16 bits.
+    const DType half = x.device().supports_bf16() ? DType::BF16 : DType::F16;
+    y = matmul(x.to_dtype(half), quant).to_dtype(x.dtype());
+  } else if (quant.defined()) {
     y = matmul(x, quant);
   } else if (dense.dtype() == x.dtype()) {
     y = x.matmul(dense.t());

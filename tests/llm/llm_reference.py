@@ -57,13 +57,14 @@ QUICK = [("llama3", "f32", False), ("qwen2", "q4_k", False), ("qwen3", "bf16", F
 #   for bf16. Bounds: f16 5e-3, bf16 3e-2; a wrong weight or a wrong op is off by O(1).
 # - block formats: the reference dequantizes the stored blocks with gguf-py, and wick on the CPU
 #   multiplies the same dequantized values in f32 without quantizing its activations, so only f32
-#   rounding separates them: 1e-4, as for f32. On other devices a kernel may round the activations
-#   to 8 bits for integer dot products (ggml's Q8_1 / Q8_K): 1e-2 there, unmeasured so far.
+#   rounding separates them: 1e-4, as for f32. On a GPU a prompt of more than 16 tokens meets each
+#   quantized weight in bf16 (the GEMM over dequantized rows runs on tensor cores), so the bf16
+#   bound applies there: measured on an H200, 1.0e-2 to 1.6e-2 over the formats, greedy 32/32.
 TOL_F32 = 1e-4
 TOL_F16 = 5e-3
 TOL_BF16 = 3e-2
 TOL_QUANT_CPU = 1e-4
-TOL_QUANT_OTHER = 1e-2
+TOL_QUANT_OTHER = TOL_BF16
 TOL_REF = 1e-7  # the reference on two files of the same values (GGUF keeps eps and rope factors in f32)
 TOL_TRANSFORMERS = 1e-4  # transformers computes in f32
 
