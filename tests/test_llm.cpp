@@ -266,13 +266,20 @@ TEST(LlmModel, GenerateStreamsAndStops) {
   g.max_tokens = 10;
   g.stop_at_end = false;
   std::vector<int32_t> got;
-  const llm::GenerateStats s = m.generate(prompt_ids(4), g, [&](int32_t id, std::string_view) {
-    got.push_back(id);
+  std::string text;
+  const llm::GenerateStats s = m.generate(prompt_ids(4), g, [&](int32_t id, std::string_view piece) {
+    if (id >= 0) got.push_back(id);  // -1: bytes left at the end that complete no character
+    text += piece;
     return true;
   });
   EXPECT_EQ(s.prompt_tokens, 4);
   EXPECT_EQ(s.generated_tokens, 10);
   EXPECT_EQ(got.size(), 10u);
+  // The streamed text is every byte of the tokens' pieces, control tokens left out.
+  std::string pieces;
+  for (int32_t id : got)
+    if (!m.tokenizer().is_special(id)) pieces += m.tokenizer().piece(id);
+  EXPECT_EQ(text, pieces);
   EXPECT_EQ(m.position(), 4 + 9);  // the last token is sampled, not run
   // Greedy generation is the argmax of the logits of the same sequence.
   m.reset();

@@ -164,7 +164,8 @@ struct GenerateStats {
 };
 
 // Called with each new token and its text (whole UTF-8 characters; a character split over tokens
-// arrives with its last token); returning false stops generation.
+// arrives with its last token); returning false stops generation. Bytes left over at the end that
+// complete no character arrive in one last call with id -1 (not after a call that returned false).
 using TokenCallback = std::function<bool(int32_t id, std::string_view text)>;
 
 class Model {

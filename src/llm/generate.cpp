@@ -60,6 +60,7 @@ GenerateStats Model::generate(std::span<const int32_t> prompt, const GenerateOpt
   stats.prefill_seconds = seconds_since(t0);
 
   std::string pending;  // bytes of a character not yet complete
+  bool stopped = false;
   const Clock::time_point t1 = Clock::now();
   for (int64_t i = 0; i < options.max_tokens; ++i) {
     const int32_t id = sampler.sample(row, history);
@@ -72,13 +73,19 @@ GenerateStats Model::generate(std::span<const int32_t> prompt, const GenerateOpt
       const size_t keep = incomplete_utf8_tail(pending);
       const std::string text = pending.substr(0, pending.size() - keep);
       pending.erase(0, pending.size() - keep);
-      if (!on_token(id, text)) break;
+      if (!on_token(id, text)) {
+        stopped = true;
+        break;
+      }
     }
     if (i + 1 == options.max_tokens || position() >= context()) break;
     const int32_t next[1] = {id};
     row = forward(next, false).to_vector<float>();
   }
   stats.decode_seconds = seconds_since(t1);
+  // Bytes that never completed a character (the text is not UTF-8 there) are not held back, unless
+  // the callback asked to stop.
+  if (on_token && !stopped && !pending.empty()) on_token(-1, pending);
   return stats;
 }
 

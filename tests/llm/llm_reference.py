@@ -2,7 +2,7 @@
 """Checks wick's LLM inference against an independent NumPy forward pass.
 
     python3 tests/llm/llm_reference.py --make build/tests/llm/llm_make --tool build/tests/llm/llm_tool \
-        --device cpu [--quick] [--reference-only] [--only llama3:f32]
+        [--wick build/wick] --device cpu [--quick] [--reference-only] [--only llama3:f32]
 
 For each (architecture, weight format) it writes a tiny random model with llm_make, reads the files
 back with the Python packages (gguf.GGUFReader + gguf.quants.dequantize for model.gguf,
@@ -16,7 +16,9 @@ semantics written out in NumPy; no wick code) and compares:
     prefilled in chunks of 7 positions and for a text prompt through wick's tokenizer (whose ids
     must be those of the tokenizers package, when it imports),
   - wick's greedy ids (llm_tool generate) with the reference's: equal for f32 weights, each within
-    the tolerance of the reference's best for the others.
+    the tolerance of the reference's best for the others,
+  - with --wick, for f32: the text `wick run MODEL -p TEXT --temp 0` prints with the text of the
+    reference's greedy tokens after the same prompt, decoded by the tokenizers package.
 
 Exit 0 when every check passed, 1 when one failed, 77 when numpy, gguf or safetensors is missing.
 """
@@ -71,6 +73,7 @@ TOL_TRANSFORMERS = 1e-4  # transformers computes in f32
 LOGIT_TOKENS = 128  # long enough for the Llama 3.1 rope scaling to show (it acts on slow frequencies)
 PROMPT_TOKENS = 8
 GENERATE_TOKENS = 32
+RUN_TOKENS = 24
 TEXT = "Hello world"
 END_TOKENS = {"</s>", "<|end_of_text|>", "<|eot_id|>", "<|endoftext|>", "<|im_end|>"}
 
@@ -409,6 +412,51 @@ def check_text(args, res, label, what, model, m, tokenizer_json, out, tol):
     return f"{what} {ids}{note} {e:.1e}"
 
 
+def gpt2_byte_decoder():
+    """GPT-2's byte-level symbols back to bytes: printable bytes stand for themselves, the others for
+    the code points from U+0100 on, in byte order."""
+    printable = [b for b in range(256) if 33 <= b <= 126 or 161 <= b <= 172 or 174 <= b <= 255]
+    rest = [b for b in range(256) if b not in printable]
+    table = {chr(b): b for b in printable}
+    table.update({chr(256 + i): b for i, b in enumerate(rest)})
+    return table
+
+
+def token_bytes(token, byte_level, decoder):
+    """The bytes a vocabulary string stands for: a byte-level token's symbols, or a SentencePiece
+    piece (U+2581 as a space, <0xXX> as that byte)."""
+    if byte_level:
+        return bytes(decoder[c] for c in token)
+    if len(token) == 6 and token.startswith("<0x") and token.endswith(">"):
+        return bytes([int(token[3:5], 16)])
+    return token.replace("\u2581", " ").encode()
+
+
+def check_wick_run(args, res, label, what, model, m, vocab, tokenizer_json):
+    """`wick run MODEL -p TEXT --temp 0` must print the prompt and then the bytes of the reference's
+    greedy tokens for the prompt's ids (as the tokenizers package encodes the prompt), each token's
+    bytes worked out here from its vocabulary string; control tokens print nothing."""
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        return f"{what}: no tokenizers package"
+    tok = Tokenizer.from_file(tokenizer_json)
+    ids = tok.encode(TEXT).ids
+    gen = greedy(m, ids, RUN_TOKENS)
+    byte_level = "<0x41>" not in vocab.tokens  # SentencePiece vocabularies hold the byte tokens
+    decoder = gpt2_byte_decoder()
+    control = vocab.end_ids() | {vocab.bos}
+    want = TEXT.encode() + b"".join(token_bytes(vocab.tokens[i], byte_level, decoder) for i in gen if i not in control)
+    cmd = [args.wick, "run", model, "-p", TEXT, "-n", str(RUN_TOKENS), "--temp", "0", "--ignore-eos",
+           "--device", args.device, "--kv", "f32"]
+    r = subprocess.run(cmd, capture_output=True, timeout=600)
+    if not res.check(label, f"wick run ({what})", r.returncode == 0, f"exited {r.returncode}: {r.stderr[-300:]!r}"):
+        return f"{what}: wick run failed"
+    got = r.stdout[:-1] if r.stdout.endswith(b"\n") else r.stdout
+    ok = res.check(label, f"wick run ({what})", got == want, f"printed {got!r}, reference {want!r}")
+    return f"wick run {what} {'=' if ok else '!='} reference"
+
+
 def prompts(m, seed):
     """Token ids for the logits check and the generation prompt: BOS as the tokenizer adds it, then
     regular tokens (never a special one, so that the prompt is text a tokenizer could give)."""
@@ -549,6 +597,9 @@ def check_combination(args, res, tf, arch, fmt, tied, workdir):
                 for what, path, model in (("text gguf", gguf_path, m), ("text hf", hf_path, m_hf)):
                     npy = os.path.join(out, what.replace(" ", "_") + ".npy")
                     parts.append(check_text(args, res, label, what, path, model, tok, npy, tol))
+                if args.wick:
+                    for what, path, model in (("gguf", gguf_path, m), ("hf", hf_path, m_hf)):
+                        parts.append(check_wick_run(args, res, label, what, path, model, m, tok))
                 gen, msg = wick_generate(args, hf_path, prompt, GENERATE_TOKENS)
                 if res.check(label, "wick greedy (hf)", gen is not None, msg):
                     s = check_greedy(res, label, "wick greedy (hf)", m_hf, prompt, gen, ref_greedy, tol, True)
@@ -570,6 +621,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--make", required=True, help="the llm_make executable")
     p.add_argument("--tool", help="the llm_tool executable (not needed with --reference-only)")
+    p.add_argument("--wick", help="the wick executable: also check `wick run` against the reference's text")
     p.add_argument("--device", default="cpu")
     p.add_argument("--quick", action="store_true", help="llama3 f32, qwen2 q4_k, qwen3 bf16, llama2 q8_0")
     p.add_argument("--reference-only", action="store_true", help="check the reference alone; no wick calls")

@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
       g.add_special = false;
       std::vector<int32_t> got;
       m.generate(std::span<const int32_t>(ids), g, [&](int32_t id, std::string_view) {
-        got.push_back(id);
+        if (id >= 0) got.push_back(id);  // -1: the bytes left at the end
         return true;
       });
       for (size_t i = 0; i < got.size(); ++i) std::printf("%s%d", i ? " " : "", got[i]);
