@@ -90,6 +90,19 @@ TEST(LlmSampler, DrawsFollowTheFilteredSoftmax) {
   expect_near(frequencies(o, l, n), softmax({1, 2, 4}), "min_p 0.4");
 }
 
+TEST(LlmSampler, WideLogitsDoNotOverflow) {
+  // exp of the logits' spread overflows unless each is taken relative to the highest.
+  const std::vector<float> l = {0.0f, 1000.0f, -1000.0f, 999.0f};
+  SamplerOptions o;
+  o.temperature = 1.0;
+  for (int64_t top_k : {0, 2}) {
+    o.top_k = top_k;
+    const std::vector<double> f = frequencies(o, l, 4000);
+    EXPECT_NEAR(f[1], 1 / (1 + std::exp(-1.0)), 0.03) << "top_k " << top_k;
+    EXPECT_NEAR(f[3], 1 / (1 + std::exp(1.0)), 0.03) << "top_k " << top_k;
+  }
+}
+
 TEST(LlmSampler, RepetitionPenaltyLowersRecentTokens) {
   SamplerOptions o;
   o.repeat_penalty = 2.0;

@@ -67,7 +67,8 @@ struct Model::Impl {
     if (embed_quant.defined()) return embedding(ids, embed_quant, DType::F32);
     return embed_dense.index_select(ids, 0).to_dtype(DType::F32);
   }
-  Tensor forward_chunk(const std::vector<int32_t>& ids, bool all_logits);
+  // Logits of every position (all_logits), of the last one, or none (an undefined tensor).
+  Tensor forward_chunk(const std::vector<int32_t>& ids, bool all_logits, bool logits);
 };
 
 namespace {
@@ -226,7 +227,7 @@ void Model::truncate(int64_t position) {
 // as [kv_heads, G * T, d] and each KV head meets all of its G query heads in one batched product
 // against the cached keys [kv_heads, S, d]. The causal mask adds -inf where key position s is
 // after the query's position p + t; every row keeps at least its own position.
-Tensor Model::Impl::forward_chunk(const std::vector<int32_t>& ids, bool all_logits) {
+Tensor Model::Impl::forward_chunk(const std::vector<int32_t>& ids, bool all_logits, bool logits) {
   const ModelConfig& c = config;
   const int64_t T = static_cast<int64_t>(ids.size()), p = position, S = p + T;
   const int64_t H = c.heads, KV = c.kv_heads, D = c.head_dim, G = H / KV;
@@ -269,8 +270,9 @@ Tensor Model::Impl::forward_chunk(const std::vector<int32_t>& ids, bool all_logi
     const Tensor h2 = x.rms_norm(l.ffn_norm, c.rms_eps);
     x = x.add(l.down(l.gate(h2).silu().mul(l.up(h2))));
   }
-  if (!all_logits) x = x.narrow(0, T - 1, 1);
   position = S;
+  if (!logits) return {};
+  if (!all_logits) x = x.narrow(0, T - 1, 1);
   return output(x.rms_norm(out_norm, c.rms_eps));
 }
 
@@ -291,8 +293,9 @@ Tensor Model::forward(std::span<const int32_t> tokens, bool all_logits) {
     for (int64_t i = 0; i < n; i += m.options.prefill_chunk) {
       const int64_t len = std::min(m.options.prefill_chunk, n - i);
       std::vector<int32_t> ids(tokens.begin() + i, tokens.begin() + i + len);
-      Tensor logits = m.forward_chunk(ids, all_logits);
-      if (all_logits || i + len == n) parts.push_back(std::move(logits));
+      const bool last = i + len == n;
+      Tensor logits = m.forward_chunk(ids, all_logits, all_logits || last);
+      if (logits.defined()) parts.push_back(std::move(logits));
     }
   } catch (...) {
     m.position = start;  // the cache holds nothing of a failed call

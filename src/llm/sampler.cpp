@@ -56,10 +56,13 @@ int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> 
 
   size_t keep = work_.size();
   if (o.top_k > 0 && static_cast<size_t>(o.top_k) < keep) keep = static_cast<size_t>(o.top_k);
-  std::partial_sort(work_.begin(), work_.begin() + static_cast<std::ptrdiff_t>(keep), work_.end(), by_logit_desc);
-  work_.resize(keep);
-  // Probabilities at the temperature, in descending order.
-  const double top = work_[0].first;
+  if (keep < work_.size() || o.top_p < 1 || o.min_p > 0) {
+    // Only the filters need the order; a plain draw takes the vocabulary as it is.
+    std::partial_sort(work_.begin(), work_.begin() + static_cast<std::ptrdiff_t>(keep), work_.end(), by_logit_desc);
+    work_.resize(keep);
+  }
+  // Probabilities at the temperature (in descending order where a filter sorted them).
+  const double top = std::min_element(work_.begin(), work_.end(), by_logit_desc)->first;  // the highest
   std::vector<double> p(keep);
   double sum = 0;
   for (size_t i = 0; i < keep; ++i) sum += p[i] = std::exp((work_[i].first - top) / o.temperature);
