@@ -356,9 +356,32 @@ void alloc_cases(Cases& cases) {
 // (Note [Random streams] in src/backend/philox.h), so the reference below knows where every call
 // reads. The CPU run is the reference for GPUs (bit for bit for uniforms); the statistics checks
 // are what make the case meaningful on the CPU.
+// The largest value of dtype d below up, found by bisection on round_to (whose results are the
+// dtype's values), or lo rounded to d where no value of d lies in [lo, up).
+double largest_below(DType d, double lo, double up) {
+  double hi = round_to(d, up);
+  if (hi < up) return std::max(hi, round_to(d, lo));
+  double a = round_to(d, hi - std::max(std::fabs(hi), 1e-300) * 0.25);  // a value of d below hi
+  double b = hi;                                                        // a < answer's successor <= b
+  for (int i = 0; i < 200 && a < b; ++i) {
+    const double mid = a + (b - a) / 2, r = round_to(d, mid);
+    if (r >= hi) {
+      if (b == mid) break;
+      b = mid;
+    } else {
+      if (r <= a) break;
+      a = r;
+    }
+  }
+  return std::max(a, round_to(d, lo));
+}
+
+// The stream of Note [Random streams], rounded to d, with values that reach up replaced by the
+// largest value below it (Note [Uniform upper bound] in src/backend/philox.h).
 Ref uniform_ref(DType d, const Shape& s, uint64_t seed, uint64_t start, double lo, double up) {
   Ref r(s);
   const philox::Keys ks = philox::seed_keys(seed);
+  const double top = largest_below(d, lo, up);
   for (size_t i = 0; i < r.v.size(); ++i) {
     if (d == DType::F64) {
       r.v[i] = philox::uniform_f64(ks, start, i, lo, up - lo);
@@ -366,6 +389,7 @@ Ref uniform_ref(DType d, const Shape& s, uint64_t seed, uint64_t start, double l
       r.v[i] = round_to(d, philox::uniform_f32(ks, start, i, static_cast<float>(lo), static_cast<float>(up - lo),
                                                static_cast<float>(up)));
     }
+    if (r.v[i] >= up) r.v[i] = top;
   }
   return r;
 }
@@ -400,10 +424,10 @@ void random_cases(Cases& cases) {
                        c.expect(t, uniform_ref(d, s, seed, start, r[0], r[1]), kExact);
                        start += blocks;
                        const Ref got = to_ref(t);
-                       const double lo = round_to(d, r[0]), up = round_to(d, r[1]);
+                       const double lo = round_to(d, r[0]);  // both ranges hold values of every dtype
                        for (double x : got.v)
-                         if (!(x >= lo && x <= up)) {
-                           c.fail("rand_uniform value " + num(x) + " outside [" + num(r[0]) + ", " + num(r[1]) + "]");
+                         if (!(x >= lo && x < r[1])) {
+                           c.fail("rand_uniform value " + num(x) + " outside [" + num(r[0]) + ", " + num(r[1]) + ")");
                            break;
                          }
                        // f8e4m3 / bf16 round values to coarse grids; allow the rounding bias.

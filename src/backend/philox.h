@@ -208,6 +208,37 @@ WICK_HOST_DEVICE inline double normal_f64(const Keys& ks, uint64_t start, uint64
   return z[i % 2];
 }
 
+// The largest value of T below `up`, or lo rounded to T where no value of T lies in [lo, up) (host
+// only: it runs once per call). T is a float type whose values are all exact in double.
+template <class T>
+T largest_below(double lo, double up) {
+  const T low = convert<T>(lo);
+  T t = convert<T>(up);
+  for (int guard = 0; guard < 4 && static_cast<double>(t) >= up; ++guard) {
+    if constexpr (std::is_same_v<T, double>) {
+      t = std::nextafter(t, -INFINITY);
+    } else if constexpr (std::is_same_v<T, float>) {
+      t = std::nextafterf(t, -INFINITY);
+    } else {  // a narrow type: one step of its sign-magnitude bit pattern towards -infinity
+      using Bits = decltype(t.bits);
+      constexpr auto kSign = static_cast<Bits>(Bits{1} << (8 * sizeof(Bits) - 1));
+      const Bits b = t.bits;
+      const Bits next = static_cast<double>(t) == 0 ? static_cast<Bits>(kSign | 1)  // below zero
+                        : (b & kSign)               ? static_cast<Bits>(b + 1)      // a larger magnitude
+                                                    : static_cast<Bits>(b - 1);
+      t = T::from_bits(next);
+    }
+  }
+  return static_cast<double>(t) < static_cast<double>(low) ? low : t;
+}
+
+// Note [Uniform upper bound]
+// A uniform is computed in f32 (f64 for f64) and rounded once to T, and rounding can carry it onto
+// `up` itself: over a million f16 draws in [0, 1), hundreds land on 1. Every value at or above up
+// becomes the largest T below up (`top`), so the range is [lo, up) in every dtype, the same bits on
+// every device; where no value of T lies in [lo, up), top is lo rounded to T. up_cut is up rounded up to f32: for a T
+// that is f32 or narrower, float(v) >= up_cut exactly when v >= up.
+
 // A call's uniform or normal stream as one object, walked the same way by every backend:
 // operator()(i) gives element i (the strided paths), block(k, out) the kPer elements of block k,
 // i.e. elements [kPer * k, kPer * k + kPer) (the contiguous paths, one Philox block per group);
@@ -218,30 +249,42 @@ struct Uniform {
   static constexpr int kPer = std::is_same_v<T, double> ? 2 : 4;
   Keys ks;
   uint64_t counter;
-  double lo, span;
-  float lo_f, span_f, up_f;
+  double lo, span, up;
+  float lo_f, span_f, up_f, up_cut;
+  T top;
   Uniform(uint64_t seed_, uint64_t counter_, double lo_, double up_)
       : ks(seed_keys(seed_)),
         counter(counter_),
         lo(lo_),
         span(up_ - lo_),
+        up(up_),
         lo_f(static_cast<float>(lo_)),
         span_f(static_cast<float>(up_ - lo_)),
-        up_f(static_cast<float>(up_)) {}
+        up_f(static_cast<float>(up_)),
+        up_cut(static_cast<double>(static_cast<float>(up_)) < up_ ? std::nextafterf(static_cast<float>(up_), INFINITY)
+                                                                  : static_cast<float>(up_)),
+        top(largest_below<T>(lo_, up_)) {}
+  // v, or top where v reached up (Note [Uniform upper bound]).
+  WICK_HOST_DEVICE T below_up(T v) const {
+    if constexpr (std::is_same_v<T, double>)
+      return v < up ? v : top;
+    else
+      return static_cast<float>(v) < up_cut ? v : top;
+  }
   WICK_HOST_DEVICE T operator()(int64_t i) const {
     if constexpr (std::is_same_v<T, double>)
-      return uniform_f64(ks, counter, static_cast<uint64_t>(i), lo, span);
+      return below_up(uniform_f64(ks, counter, static_cast<uint64_t>(i), lo, span));
     else
-      return convert<T>(uniform_f32(ks, counter, static_cast<uint64_t>(i), lo_f, span_f, up_f));
+      return below_up(convert<T>(uniform_f32(ks, counter, static_cast<uint64_t>(i), lo_f, span_f, up_f)));
   }
   WICK_HOST_DEVICE void block(uint64_t k, T (&out)[kPer]) const { values(philox::block(ks, counter + k), out); }
   // The kPer elements of the block whose words are b.
   WICK_HOST_DEVICE void values(const Block& b, T (&out)[kPer]) const {
     for (int j = 0; j < kPer; ++j) {
       if constexpr (std::is_same_v<T, double>)
-        out[j] = uniform_f64_of(b, static_cast<unsigned>(j), lo, span);
+        out[j] = below_up(uniform_f64_of(b, static_cast<unsigned>(j), lo, span));
       else
-        out[j] = convert<T>(uniform_f32_of(b.w[j], lo_f, span_f, up_f));
+        out[j] = below_up(convert<T>(uniform_f32_of(b.w[j], lo_f, span_f, up_f)));
     }
   }
 };

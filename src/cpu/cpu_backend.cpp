@@ -316,6 +316,8 @@ void fill_random(const TensorArg& dst, const G& g) {
             for (int64_t j = 0; j < m; ++j) out[i0 + j] = convert<T>(vals[j]);
           }
         }
+        if constexpr (kUniform)  // Note [Uniform upper bound]
+          for (int64_t j = 0; j < m; ++j) out[i0 + j] = g.below_up(out[i0 + j]);
       }
     }
   });
