@@ -67,12 +67,14 @@ TEST_P(Conv, Conv1dErrors) {
   expect_error<InvalidArgument>([&] { x.conv1d(w, {0, 0, 1, 2, 0}); }, {"[conv1d]", "stride"});
   expect_error<InvalidArgument>([&] { x.conv1d(w, {1, -1, 1, 2, 0}); }, {"[conv1d]", "padding"});
   expect_error<InvalidArgument>([&] { x.conv1d(w, {1, 0, 0, 2, 0}); }, {"[conv1d]", "dilation"});
-  // kernel 3 dilated by 5 spans 11 > 10
+  // Kernel 3 dilated by 5 spans 11 > 10: output size floor(-1 / 1) + 1 = 0, an empty output (Note
+  // [Conv output sizes]); dilated by 6 it spans 13: floor(-3 / 1) + 1 = -2, an error.
+  EXPECT_EQ(x.conv1d(w, {1, 0, 5, 2, 0}).shape(), Shape({2, 6, 0}));
   expect_error<ShapeError>(
       [&] {
-        x.conv1d(w, {1, 0, 5, 2, 0});
+        x.conv1d(w, {1, 0, 6, 2, 0});
       },
-      {"[conv1d]", "larger than the padded input", "[2, 4, 10] f32", "[6, 2, 3] f32"});
+      {"[conv1d]", "larger than the padded input", "output size -2", "[2, 4, 10] f32", "[6, 2, 3] f32"});
   EXPECT_EQ(x.conv1d(w, {1, 0, 4, 2, 0}).shape(), Shape({2, 6, 2}));  // span 9 fits
   expect_error<ShapeError>([&] { x.conv1d(zeros({6, 2, 0}), {1, 0, 1, 2, 0}); }, {"[conv1d]", "empty kernel"});
   expect_error<InvalidArgument>([&] { x.conv1d(Tensor()); }, {"[conv1d]", "weight"});
@@ -81,11 +83,12 @@ TEST_P(Conv, Conv1dErrors) {
 TEST_P(Conv, Conv2dErrors) {
   const Tensor x = zeros({1, 3, 5, 4});
   expect_error<ShapeError>([&] { zeros({3, 5, 4}).conv2d(zeros({2, 3, 2, 2})); }, {"[conv2d]", "[3, 5, 4] f32"});
+  EXPECT_EQ(x.conv2d(zeros({2, 3, 2, 5})).shape(), Shape({1, 2, 4, 0}));  // kernel 5 on width 4: 0 columns
   expect_error<ShapeError>(
       [&] {
-        x.conv2d(zeros({2, 3, 2, 5}));
+        x.conv2d(zeros({2, 3, 2, 6}));
       },
-      {"[conv2d]", "width", "[1, 3, 5, 4] f32", "[2, 3, 2, 5] f32"});
+      {"[conv2d]", "width", "[1, 3, 5, 4] f32", "[2, 3, 2, 6] f32"});
   Conv2dParams p;
   p.padding = {0, 1};
   EXPECT_EQ(x.conv2d(zeros({2, 3, 2, 5}), p).shape(), Shape({1, 2, 4, 2}));
@@ -113,6 +116,11 @@ TEST_P(Conv, ConvTransposeErrors) {
       },
       {"[conv_transpose1d]", "[3, 2, 3] f32", "[1, 4, 5] f32"});
   expect_error<ShapeError>([&] { x.conv_transpose1d(zeros({4, 2, 3}), {1, 0, 1, 3, 0}); }, {"divisible", "groups 3"});
+  // (2 - 1) * 1 - 2 * 1 + 0 + 0 + 1 = 0: an empty output, as in PyTorch.
+  EXPECT_EQ(zeros({1, 4, 2}).conv_transpose1d(zeros({4, 2, 1}), {1, 1, 1, 1, 0}).shape(), Shape({1, 2, 0}));
+  Conv2dParams p2;
+  p2.padding = {1, 0};
+  EXPECT_EQ(zeros({1, 4, 2, 3}).conv_transpose2d(zeros({4, 2, 1, 1}), p2).shape(), Shape({1, 2, 0, 3}));
   // (1 - 1) * 1 - 2 * 1 + 0 + 0 + 1 = -1
   expect_error<ShapeError>(
       [&] {
@@ -141,9 +149,16 @@ TEST_P(Conv, PoolErrors) {
   p = Pool2dParams{};
   p.stride = {0, 1};
   expect_error<InvalidArgument>([&] { x.max_pool2d(p); }, {"[max_pool2d]", "stride (0, 1)"});
+  // Kernel 5 on 4 rows: floor(-1 / 1) + 1 = 0 rows, an empty output; kernel 6 with stride 1:
+  // floor(-2 / 1) + 1 = -1, an error.
   p = Pool2dParams{};
   p.kernel = {5, 2};
-  expect_error<ShapeError>([&] { x.max_pool2d(p); }, {"[max_pool2d]", "kernel (5, 2)", "[1, 2, 4, 4] f32"});
+  p.stride = {1, 2};
+  EXPECT_EQ(x.max_pool2d(p).shape(), Shape({1, 2, 0, 2}));
+  EXPECT_EQ(x.avg_pool2d(p).shape(), Shape({1, 2, 0, 2}));
+  p.kernel = {6, 2};
+  expect_error<ShapeError>([&] { x.max_pool2d(p); },
+                           {"[max_pool2d]", "kernel (6, 2)", "output size -1", "[1, 2, 4, 4] f32"});
 }
 
 TEST_P(Conv, ResampleErrors) {

@@ -3,12 +3,12 @@
 // includes, every function WICK_HOST_DEVICE.
 //
 // Note [Conv output sizes]
-// PyTorch's formulas, ceil_mode off:
-//   conv            out = (in + 2p - d(k-1) - 1) / s + 1      (needs in + 2p >= d(k-1) + 1)
+// PyTorch's formulas, ceil_mode off, with the division rounding down:
+//   conv            out = floor((in + 2p - d(k-1) - 1) / s) + 1
 //   conv transpose  out = (in - 1)s - 2p + d(k-1) + output_padding + 1
-//   pool            out = (in + 2p - k) / s + 1               (needs in + 2p >= k)
-// The front end rejects parameters for which the division would see a negative numerator, so
-// the C++ truncating division equals the floor here.
+//   pool            out = floor((in + 2p - k) / s) + 1
+// An output size of 0 gives an empty tensor (the backends never see it); the front end rejects a
+// negative one.
 #pragma once
 
 #include <cstdint>
@@ -17,8 +17,11 @@
 
 namespace wick::convmath {
 
+// n / s rounded down, for s >= 1.
+WICK_HOST_DEVICE inline int64_t floor_div(int64_t n, int64_t s) { return n >= 0 ? n / s : -((-n + s - 1) / s); }
+
 WICK_HOST_DEVICE inline int64_t conv_out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
-  return (in + 2 * p - d * (k - 1) - 1) / s + 1;
+  return floor_div(in + 2 * p - d * (k - 1) - 1, s) + 1;
 }
 
 WICK_HOST_DEVICE inline int64_t conv_transpose_out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d,
@@ -27,7 +30,7 @@ WICK_HOST_DEVICE inline int64_t conv_transpose_out_size(int64_t in, int64_t k, i
 }
 
 WICK_HOST_DEVICE inline int64_t pool_out_size(int64_t in, int64_t k, int64_t s, int64_t p) {
-  return (in + 2 * p - k) / s + 1;
+  return floor_div(in + 2 * p - k, s) + 1;
 }
 
 // Input coordinate read by output position `o` through kernel tap `k` (may lie in the padding,

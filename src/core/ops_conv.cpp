@@ -54,23 +54,27 @@ void check_axis_params(Op op, const Axis& a, bool transposed, const std::string&
                           num(a.s) + " or dilation " + num(a.d) + axis);
 }
 
-// Output size along one axis, or a ShapeError naming both operands.
+// Output size along one axis (0: an empty output), or a ShapeError naming both operands where it
+// is negative (Note [Conv output sizes]).
 int64_t conv_axis_out(Op op, const Axis& a, bool transposed, const std::string& axis, const Tensor& x,
                       const Tensor& w) {
   if (a.k < 1) throw ShapeError(op_tag(op) + "weight " + w.str() + " has an empty kernel" + axis);
   if (!transposed) {
     const int64_t padded = a.in + 2 * a.p, span = a.d * (a.k - 1) + 1;
-    if (padded < span)
+    const int64_t out = convmath::conv_out_size(a.in, a.k, a.s, a.p, a.d);
+    if (out < 0)
       throw ShapeError(op_tag(op) + "kernel size " + num(a.k) + " (dilated " + num(span) +
-                       ") is larger than the padded input size " + num(padded) + axis + ": input " + x.str() +
-                       ", weight " + w.str());
-    return convmath::conv_out_size(a.in, a.k, a.s, a.p, a.d);
+                       ") is larger than the padded input size " + num(padded) + axis + " by more than stride " +
+                       num(a.s) + " (output size " + num(out) + "): input " + x.str() + ", weight " + w.str());
+    return out;
   }
   const int64_t out = convmath::conv_transpose_out_size(a.in, a.k, a.s, a.p, a.d, a.op);
-  if (a.in < 1 || out < 1)
-    throw ShapeError(op_tag(op) + "output size " + num(out) + " is not positive" + axis + " for input " + x.str() +
-                     ", weight " + w.str() + ", stride " + num(a.s) + ", padding " + num(a.p) + ", dilation " +
-                     num(a.d) + ", output_padding " + num(a.op));
+  if (a.in < 1 || out < 0)
+    throw ShapeError(
+        op_tag(op) +
+        (a.in < 1 ? "input size " + num(a.in) + " is not positive" : "output size " + num(out) + " is negative") +
+        axis + " for input " + x.str() + ", weight " + w.str() + ", stride " + num(a.s) + ", padding " + num(a.p) +
+        ", dilation " + num(a.d) + ", output_padding " + num(a.op));
   return out;
 }
 
@@ -105,10 +109,11 @@ void check_pool_params(Op op, const Tensor& x, const Pool2dParams& p) {
     if (p.padding[i] > p.kernel[i] / 2)
       throw InvalidArgument(op_tag(op) + "padding " + arr(p.padding) + " must be at most half of kernel " +
                             arr(p.kernel));
-    const int64_t in = x.dim(2 + i);
-    if (in + 2 * p.padding[i] < p.kernel[i])
+    const int64_t out = convmath::pool_out_size(x.dim(2 + i), p.kernel[i], p.stride[i], p.padding[i]);
+    if (out < 0)
       throw ShapeError(op_tag(op) + "kernel " + arr(p.kernel) + " is larger than the padded input " + x.str() +
-                       " (padding " + arr(p.padding) + ")");
+                       " by more than stride " + arr(p.stride) + " (padding " + arr(p.padding) + ", output size " +
+                       num(out) + ")");
   }
 }
 
