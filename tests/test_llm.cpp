@@ -151,7 +151,7 @@ std::string write_tiny(const Tiny& t, const std::string& path) {
   GgufMetadata& md = w.metadata();
   const std::string a = t.arch + ".";
   md.set("general.architecture", GgufValue::string(t.arch));
-  md.set(a + "context_length", GgufValue::u32(static_cast<uint32_t>(t.context)));
+  md.set(a + "context_length", GgufValue::u64(static_cast<uint64_t>(t.context)));
   md.set(a + "embedding_length", GgufValue::u32(static_cast<uint32_t>(t.hidden)));
   md.set(a + "block_count", GgufValue::u32(static_cast<uint32_t>(t.layers)));
   md.set(a + "feed_forward_length", GgufValue::u32(static_cast<uint32_t>(t.ffn)));
@@ -331,6 +331,10 @@ TEST(LlmModel, BadModelFilesNameTheTensorOrKey) {
   heads.kv_heads = 3;
   const std::string p4 = tiny_model("heads.gguf", heads);
   expect_error<FormatError>([&] { Model::load(p4); }, {"4 query heads", "3 kv heads"});
+  Tiny context;
+  context.context = int64_t{1} << 40;  // a KV cache of 2^40 positions: refused before any size is used
+  const std::string p5 = tiny_model("context.gguf", context);
+  expect_error<FormatError>([&] { Model::load(p5); }, {"sizes out of range", "context 1099511627776"});
   expect_error<IoError>([&] { Model::load(temp() / "absent.gguf"); }, {"absent.gguf"});
 }
 

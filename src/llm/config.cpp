@@ -47,7 +47,7 @@ void check_config(const ModelConfig& c, const std::string& where) {
   // Each product below sizes a weight or the cache; bound them so that no shape overflows.
   const int64_t kMax = int64_t{1} << 24;
   if (c.hidden > kMax || c.heads > 4096 || c.head_dim > 4096 || c.ffn > kMax || c.vocab_size > (int64_t{1} << 31) ||
-      c.layers > 4096)
+      c.layers > 4096 || c.context <= 0 || c.context > (int64_t{1} << 31))
     bad("sizes out of range: " + c.str());
   if (!(c.rms_eps > 0) || !(c.rope_theta > 0)) bad("rms eps and rope theta must be positive: " + c.str());
 }

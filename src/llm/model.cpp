@@ -127,20 +127,24 @@ Model Model::load(const std::string& path, const Device& device, const ModelOpti
   impl->weight_bytes = check_weights(specs, *src.file);
 
   // Will it fit? Weights, the cache, and the activations of one prefill chunk (the attention
-  // scores and the MLP dominate), before loading anything.
-  const int64_t kv_bytes = 2 * c.layers * c.kv_heads * impl->context * c.head_dim * dtype_bytes(options.kv_dtype);
-  const int64_t chunk = std::min(options.prefill_chunk, impl->context);
-  const int64_t act_bytes =
-      4 * chunk * (6 * c.hidden + 4 * c.ffn + 3 * c.heads * impl->context + c.vocab_size + 4 * c.heads * c.head_dim);
+  // scores and the MLP dominate), before loading anything; in double, since a file's sizes may
+  // multiply past int64.
+  const double ctx = static_cast<double>(impl->context);
+  const double kv_bytes = 2.0 * static_cast<double>(c.layers * c.kv_heads * c.head_dim) * ctx *
+                          static_cast<double>(dtype_bytes(options.kv_dtype));
+  const double chunk = static_cast<double>(std::min(options.prefill_chunk, impl->context));
+  const double act_bytes = 4 * chunk *
+                           (static_cast<double>(6 * c.hidden + 4 * c.ffn + c.vocab_size + 4 * c.heads * c.head_dim) +
+                            3.0 * static_cast<double>(c.heads) * ctx);
   if (!device.is_cpu()) {
     const DeviceInfo info = device.info();
-    const int64_t need = impl->weight_bytes + kv_bytes + act_bytes;
-    if (need > info.free_memory)
-      throw OutOfMemory(tag(path + " needs " + std::to_string(need >> 20) + " MiB on " + device.str() + " (weights " +
-                            std::to_string(impl->weight_bytes >> 20) + ", KV cache " + std::to_string(kv_bytes >> 20) +
-                            " for " + std::to_string(impl->context) + " positions, activations " +
-                            std::to_string(act_bytes >> 20) + "); " + std::to_string(info.free_memory >> 20) +
-                            " MiB are free"));
+    const double need = static_cast<double>(impl->weight_bytes) + kv_bytes + act_bytes;
+    auto mib = [](double bytes) { return std::to_string(static_cast<long long>(bytes / 1048576.0)); };
+    if (need > static_cast<double>(info.free_memory))
+      throw OutOfMemory(tag(path + " needs " + mib(need) + " MiB on " + device.str() + " (weights " +
+                            mib(static_cast<double>(impl->weight_bytes)) + ", KV cache " + mib(kv_bytes) + " for " +
+                            std::to_string(impl->context) + " positions, activations " + mib(act_bytes) + "); " +
+                            mib(static_cast<double>(info.free_memory)) + " MiB are free"));
   }
 
   LoadOptions lo;
