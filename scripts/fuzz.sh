@@ -5,7 +5,8 @@
 # other than wick::Error fails the run (libFuzzer exits non-zero and leaves crash-* files).
 #
 # usage: scripts/fuzz.sh BUILD_DIR [SECONDS_PER_TARGET] [JOBS]
-#   BUILD_DIR holds libwick.a and tests/wick_io_gguf, tests/wick_io_st (built before).
+#   BUILD_DIR holds libwick.a and tests/wick_io_gguf, tests/wick_io_st, tests/llm/llm_make (built
+#   before).
 #   JOBS > 1 runs that many fuzzing processes per target (libFuzzer -fork).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,14 +28,21 @@ cmake --build "$out/build"
 
 # Seeds: the handcrafted corpus (bad files and their valid twins) and the sample files.
 rm -rf "$out/seeds"
-mkdir -p "$out/seeds/gguf" "$out/seeds/safetensors" "$out/seeds/npy"
+mkdir -p "$out/seeds/gguf" "$out/seeds/safetensors" "$out/seeds/npy" "$out/seeds/tokenizer"
 "$build/tests/wick_io_gguf" corpus "$out/seeds/gguf" >/dev/null
 "$build/tests/wick_io_st" corpus "$out/seeds/st_all" >/dev/null
 cp "$out"/seeds/st_all/safetensors/* "$out/seeds/safetensors/"
 cp "$out"/seeds/st_all/npy/* "$out"/seeds/st_all/npz/* "$out/seeds/npy/"
+# Tokenizer seeds: texts for both vocabularies (first byte 0 or 1) and tokenizer.json files (2).
+printf '\000 Hello the thing, 123 \303\251t\303\251 <s>\n' >"$out/seeds/tokenizer/spm"
+printf '\001The thing 12345 \303\251 <|eot_id|> x\n\t  ' >"$out/seeds/tokenizer/bpe"
+for a in llama2 llama3 qwen2; do
+  "$build/tests/llm/llm_make" "$out/seeds/model_$a" --arch "$a" --format f32 >/dev/null
+  { printf '\002'; cat "$out/seeds/model_$a/hf/tokenizer.json"; } >"$out/seeds/tokenizer/$a.json"
+done
 
 status=0
-for t in gguf safetensors npy; do
+for t in gguf safetensors npy tokenizer; do
   corpus=$out/corpus/$t
   mkdir -p "$corpus"
   echo "--- fuzz_$t: ${seconds} s, $(find "$out/seeds/$t" -type f | wc -l) seeds"
