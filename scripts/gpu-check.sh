@@ -94,6 +94,13 @@ else
   step ctest 400 ctest --test-dir "$BUILD" -j8 --output-on-failure --timeout 300 -E '^GpuRuntime'
   grep -E "tests passed|tests failed" "$OUT/ctest.log" | tee -a "$OUT/summary.txt"
 fi
+# The LLM matrix on the GPU (ctest runs it on the CPU): tiny models of every variant and format
+# against the NumPy reference, greedy tokens and `wick run`.
+if has_step tests && [ -x "$BUILD/tests/llm/llm_make" ]; then
+  step llm_cuda 400 python3 tests/llm/llm_reference.py --make "$BUILD/tests/llm/llm_make" \
+    --tool "$BUILD/tests/llm/llm_tool" --wick "$BUILD/wick" --device cuda
+  tail -1 "$OUT/llm_cuda.log" | tee -a "$OUT/summary.txt"
+fi
 if has_step check; then
   step check 540 "$BUILD/wick" check --device cuda
   tail -5 "$OUT/check.log"
