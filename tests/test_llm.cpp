@@ -312,6 +312,30 @@ TEST(LlmModel, GenerateStreamsAndStops) {
   EXPECT_EQ(t.generated_tokens, 3);
 }
 
+// Sampling through generate(): the same seed gives the same tokens, another seed others.
+TEST(LlmModel, SeededGenerationRepeats) {
+  Model m = Model::load(tiny_model("seeded.gguf"), Device::cpu(), f32_options());
+  auto run = [&](uint64_t seed) {
+    llm::GenerateOptions g;
+    g.max_tokens = 24;
+    g.stop_at_end = false;
+    g.sampler.temperature = 1.5;
+    g.sampler.top_k = 50;
+    g.sampler.seed = seed;
+    std::vector<int32_t> got;
+    m.reset();
+    m.generate(prompt_ids(3), g, [&](int32_t id, std::string_view) {
+      if (id >= 0) got.push_back(id);
+      return true;
+    });
+    return got;
+  };
+  const std::vector<int32_t> a = run(5), b = run(5), c = run(6);
+  EXPECT_EQ(a.size(), 24u);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+}
+
 // ---- bad input ------------------------------------------------------------------------------
 
 TEST(LlmModel, BadModelFilesNameTheTensorOrKey) {
