@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "llm/spm_vocab.h"
 #include "wick/wick.h"
 
 namespace {
@@ -78,26 +79,10 @@ int main(int argc, char** argv) {
     md.set("llama.attention.value_length", GgufValue::u32(static_cast<uint32_t>(s.head_dim)));
     md.set("llama.attention.layer_norm_rms_epsilon", GgufValue::f32(1e-5f));
     md.set("llama.rope.freq_base", GgufValue::f32(500000.0f));
-    std::vector<std::string> tokens = {"<unk>", "<s>", "</s>"};
-    std::vector<int32_t> types = {2, 3, 3};
-    for (int b = 0; b < 256; ++b) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "<0x%02X>", b);
-      tokens.push_back(buf);
-      types.push_back(6);
-    }
-    while (static_cast<int64_t>(tokens.size()) < s.vocab) {
-      tokens.push_back("\xe2\x96\x81t" + std::to_string(tokens.size()));
-      types.push_back(1);
-    }
-    std::vector<float> scores(tokens.size());
-    for (size_t i = 0; i < scores.size(); ++i) scores[i] = -static_cast<float>(i);
-    md.set("tokenizer.ggml.model", GgufValue::string("llama"));
-    md.set("tokenizer.ggml.tokens", GgufValue::strings(tokens));
-    md.set("tokenizer.ggml.scores", GgufValue::array(scores));
-    md.set("tokenizer.ggml.token_type", GgufValue::array(types));
-    md.set("tokenizer.ggml.bos_token_id", GgufValue::u32(1));
-    md.set("tokenizer.ggml.eos_token_id", GgufValue::u32(2));
+    std::vector<testing::Piece> filler;  // after <unk> <s> </s> and the 256 byte tokens
+    for (int64_t id = 259; id < s.vocab; ++id) filler.push_back({testing::kSp + "t" + std::to_string(id), 0, 1});
+    const GgufMetadata vocab = testing::spm_metadata(filler);
+    for (const auto& [key, value] : vocab.items()) md.set(key, value);
 
     auto matrix = [&](const std::string& name, int64_t rows, int64_t cols, QFormat mixed) {
       Tensor v = Tensor::rand_normal({rows, cols}, DType::F32, 0, 0.02, dev);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "fuzz_touch.h"
+#include "llm/spm_vocab.h"
 #include "wick/io.h"
 #include "wick/llm.h"
 
@@ -26,33 +27,14 @@ using wick::GgufMetadata;
 using wick::GgufValue;
 using wick::llm::Tokenizer;
 
-// <unk> <s> </s>, the 256 byte tokens, then pieces over U+2581 (SentencePiece's space).
+// A SentencePiece vocabulary (tests/llm/spm_vocab.h) with pieces over U+2581 and a few scores.
 Tokenizer spm() {
-  std::vector<std::string> tokens = {"<unk>", "<s>", "</s>"};
-  std::vector<int32_t> types = {2, 3, 3};
-  for (int b = 0; b < 256; ++b) {
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "<0x%02X>", b);
-    tokens.push_back(buf);
-    types.push_back(6);
-  }
-  const std::string sp = "\xe2\x96\x81";
+  using wick::testing::kSp;
+  std::vector<wick::testing::Piece> pieces;
   for (const std::string& p :
-       std::vector<std::string>{sp, sp + "t", "h", "e", sp + "th", "the", sp + "the", "in", "g", "ing", "\xc3\xa9"}) {
-    tokens.push_back(p);
-    types.push_back(1);
-  }
-  std::vector<float> scores(tokens.size());
-  for (size_t i = 0; i < scores.size(); ++i) scores[i] = -static_cast<float>(i % 17);
-  GgufMetadata md;
-  md.set("tokenizer.ggml.model", GgufValue::string("llama"));
-  md.set("tokenizer.ggml.tokens", GgufValue::strings(tokens));
-  md.set("tokenizer.ggml.scores", GgufValue::array(scores));
-  md.set("tokenizer.ggml.token_type", GgufValue::array(types));
-  md.set("tokenizer.ggml.bos_token_id", GgufValue::u32(1));
-  md.set("tokenizer.ggml.eos_token_id", GgufValue::u32(2));
-  md.set("tokenizer.ggml.unknown_token_id", GgufValue::u32(0));
-  return Tokenizer::from_gguf(md);
+       std::vector<std::string>{kSp, kSp + "t", "h", "e", kSp + "th", "the", kSp + "the", "in", "g", "ing", "\xc3\xa9"})
+    pieces.push_back({p, -static_cast<float>(pieces.size() % 17), 1});
+  return Tokenizer::from_gguf(wick::testing::spm_metadata(pieces));
 }
 
 // UTF-8 of a code point below 0x800.

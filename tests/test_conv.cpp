@@ -16,6 +16,8 @@
 namespace wick {
 namespace {
 
+using testing::expect_error;
+
 class Conv : public ::testing::TestWithParam<Device> {
  protected:
   Device dev() const { return GetParam(); }
@@ -24,21 +26,6 @@ class Conv : public ::testing::TestWithParam<Device> {
   Tensor zeros(const Shape& s, DType d = DType::F32) const { return Tensor::zeros(s, d, dev()); }
   Tensor rand(const Shape& s, DType d = DType::F32) const { return Tensor::rand_uniform(s, d, -1, 1, dev()); }
 };
-
-// Runs f, expects E, and that the message contains every one of `parts`.
-template <class E, class F>
-void expect_error(F&& f, const std::vector<std::string>& parts) {
-  try {
-    f();
-    ADD_FAILURE() << "did not throw";
-  } catch (const E& e) {
-    const std::string msg = e.what();
-    for (const std::string& p : parts)
-      EXPECT_NE(msg.find(p), std::string::npos) << "message: " << msg << "\nmissing: " << p;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "threw the wrong error: " << e.what();
-  }
-}
 
 void expect_values(const Tensor& t, const std::vector<float>& want, float tol = 1e-6f) {
   const std::vector<float> got = t.to_vector<float>();

@@ -10,6 +10,8 @@
 namespace wick {
 namespace {
 
+using testing::expect_error;
+
 // Element offsets of a layout in row-major order of its shape.
 std::vector<int64_t> offsets(const Layout& l) {
   std::vector<int64_t> out;
@@ -384,19 +386,6 @@ TEST_P(Views, LargePermutedCopiesOfRuns) {
       for (int64_t j = 0; j < t; ++j)
         for (int64_t l = 0; l < e; ++l) want.push_back(xv[static_cast<size_t>((j * h + k) * e + l)]);
     EXPECT_EQ(vals(x.transpose(1, 2).contiguous().to_dtype(DType::I64)), want);
-  }
-}
-
-template <class E, class F>
-void expect_error(F&& f, const std::vector<std::string>& parts) {
-  try {
-    f();
-    ADD_FAILURE() << "did not throw; expected a message with " << parts[0];
-  } catch (const E& e) {
-    const std::string m = e.what();
-    for (const std::string& p : parts) EXPECT_NE(m.find(p), std::string::npos) << "'" << p << "' not in: " << m;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong exception type: " << e.what();
   }
 }
 

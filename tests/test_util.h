@@ -41,6 +41,20 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// Runs f and expects an E whose message holds every one of `parts`.
+template <class E, class F>
+void expect_error(F&& f, const std::vector<std::string>& parts) {
+  try {
+    f();
+    ADD_FAILURE() << "did not throw; expected a message with " << parts[0];
+  } catch (const E& e) {
+    const std::string m = e.what();
+    for (const std::string& p : parts) EXPECT_NE(m.find(p), std::string::npos) << "'" << p << "' not in: " << m;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "wrong exception type: " << e.what();
+  }
+}
+
 // Random values of dtype d, never all zero (integers drawn away from 0).
 inline Tensor random_tensor(const Shape& s, DType d) {
   switch (d) {

@@ -135,7 +135,8 @@ class Sampler {
  private:
   SamplerOptions options_;
   uint64_t state_;
-  std::vector<std::pair<float, int32_t>> work_;
+  std::vector<std::pair<float, int32_t>> work_;  // (logit, id), reused from call to call
+  std::vector<double> probs_;
 };
 
 // ---- models ---------------------------------------------------------------------------------

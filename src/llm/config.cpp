@@ -113,8 +113,9 @@ json read_json(const fs::path& p) {
 ModelConfig config_from_hf(const fs::path& file) {
   const json j = read_json(file);
   const std::string where = file.string();
+  auto has = [&](const char* k) { return j.contains(k) && !j[k].is_null(); };
   auto get = [&](const char* k) -> const json& {
-    if (!j.contains(k) || j[k].is_null()) throw FormatError(tag(where + ": key \"" + std::string(k) + "\" is missing"));
+    if (!has(k)) throw FormatError(tag(where + ": key \"" + std::string(k) + "\" is missing"));
     return j[k];
   };
   auto geti = [&](const char* k) {
@@ -123,12 +124,12 @@ ModelConfig config_from_hf(const fs::path& file) {
     return v.get<int64_t>();
   };
   auto optf = [&](const char* k, double dflt) {
-    if (!j.contains(k) || j[k].is_null()) return dflt;
+    if (!has(k)) return dflt;
     if (!j[k].is_number()) throw FormatError(tag(where + ": key \"" + std::string(k) + "\" is not a number"));
     return j[k].get<double>();
   };
   auto optb = [&](const char* k, bool dflt) {
-    if (!j.contains(k) || j[k].is_null()) return dflt;
+    if (!has(k)) return dflt;
     if (!j[k].is_boolean()) throw FormatError(tag(where + ": key \"" + std::string(k) + "\" is not a boolean"));
     return j[k].get<bool>();
   };
@@ -144,15 +145,13 @@ ModelConfig config_from_hf(const fs::path& file) {
   c.layers = geti("num_hidden_layers");
   c.ffn = geti("intermediate_size");
   c.heads = geti("num_attention_heads");
-  c.kv_heads =
-      j.contains("num_key_value_heads") && !j["num_key_value_heads"].is_null() ? geti("num_key_value_heads") : c.heads;
-  c.head_dim =
-      j.contains("head_dim") && !j["head_dim"].is_null() ? geti("head_dim") : (c.heads > 0 ? c.hidden / c.heads : 0);
+  c.kv_heads = has("num_key_value_heads") ? geti("num_key_value_heads") : c.heads;
+  c.head_dim = has("head_dim") ? geti("head_dim") : (c.heads > 0 ? c.hidden / c.heads : 0);
   c.vocab_size = geti("vocab_size");
   c.context = j.contains("max_position_embeddings") ? geti("max_position_embeddings") : 4096;
   c.rms_eps = optf("rms_norm_eps", 1e-6);
   c.rope_theta = optf("rope_theta", 10000);
-  if (j.contains("rope_scaling") && !j["rope_scaling"].is_null()) {
+  if (has("rope_scaling")) {
     const json& rs = j["rope_scaling"];
     const std::string kind = rs.value("rope_type", rs.value("type", std::string("?")));
     if (kind != "llama3")

@@ -38,14 +38,6 @@ struct Layer {
   Tensor k_cache, v_cache;  // [kv_heads, context, head_dim] in the cache dtype
 };
 
-std::string shape_str(const Shape& s) {
-  std::string r = "[";
-  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-  return r + "]";
-}
-
-int64_t dtype_bytes(DType d) { return static_cast<int64_t>(dtype_size(d)); }
-
 }  // namespace
 
 struct Model::Impl {
@@ -81,11 +73,11 @@ int64_t check_weights(const std::vector<detail::WeightSpec>& specs, const Tensor
     const FileTensor* t = file.find(s.name);
     if (!t) {
       if (s.optional) continue;
-      throw FormatError(tag(file.path() + ": tensor " + s.name + " is missing (expected " + shape_str(s.shape) + ")"));
+      throw FormatError(tag(file.path() + ": tensor " + s.name + " is missing (expected " + s.shape.str() + ")"));
     }
     if (t->shape != s.shape)
       throw ShapeError(
-          tag(file.path() + ": tensor " + s.name + " is " + shape_str(t->shape) + ", expected " + shape_str(s.shape)));
+          tag(file.path() + ": tensor " + s.name + " is " + t->shape.str() + ", expected " + s.shape.str()));
     const bool matrix = s.shape.size() == 2;
     const bool ok = t->qformat ? matrix : (t->dtype && is_float(*t->dtype));
     if (!ok)
@@ -104,14 +96,14 @@ Model::Model(Model&&) noexcept = default;
 Model& Model::operator=(Model&&) noexcept = default;
 
 Model Model::load(const std::string& path, const Device& device, const ModelOptions& options) {
-  detail::ModelSource src = detail::open_source(path);
-  const ModelConfig& c = src.config;
   if (options.kv_dtype != DType::F32 && options.kv_dtype != DType::F16 && options.kv_dtype != DType::BF16)
     throw DTypeError(tag("the KV cache is f32, f16 or bf16, not " + std::string(dtype_name(options.kv_dtype))));
   if (options.context < 0 || options.prefill_chunk <= 0)
     throw InvalidArgument(tag("context " + std::to_string(options.context) + " and prefill chunk " +
                               std::to_string(options.prefill_chunk) + " must be >= 0 and > 0"));
-  if (c.vocab_size != src.tokenizer.vocab_size() && src.tokenizer.vocab_size() > c.vocab_size)
+  detail::ModelSource src = detail::open_source(path);
+  const ModelConfig& c = src.config;
+  if (src.tokenizer.vocab_size() > c.vocab_size)
     throw FormatError(tag(path + ": the tokenizer has " + std::to_string(src.tokenizer.vocab_size()) +
                           " tokens, the model's vocabulary " + std::to_string(c.vocab_size)));
 
@@ -119,19 +111,25 @@ Model Model::load(const std::string& path, const Device& device, const ModelOpti
   impl->config = c;
   impl->device = device;
   impl->options = options;
-  impl->context = options.context == 0 ? c.context : std::min(options.context, c.context);
-  if (impl->context <= 0) throw InvalidArgument(tag("the model's context length is " + std::to_string(c.context)));
+  impl->context = options.context == 0 ? c.context : std::min(options.context, c.context);  // > 0: check_config
 
   const detail::ModelNames names = detail::weight_names(c, src.gguf);
   const std::vector<detail::WeightSpec> specs = detail::weight_specs(c, names, *src.file);
   impl->weight_bytes = check_weights(specs, *src.file);
+  // Llama 3.1's rope divisors (a GGUF file's), read and checked here on the host, not loaded.
+  std::vector<float> divisors;
+  if (!names.rope_freqs.empty() && src.file->contains(names.rope_freqs))
+    divisors = src.file->tensor(names.rope_freqs).to_dtype(DType::F32).to_vector<float>();
+  for (float d : divisors)
+    if (!(d > 0) || !std::isfinite(d))
+      throw FormatError(tag(path + ": " + names.rope_freqs + " holds a divisor that is not positive and finite"));
 
   // Will it fit? Weights, the cache, and the activations of one prefill chunk (the attention
   // scores and the MLP dominate), before loading anything; in double, since a file's sizes may
   // multiply past int64.
   const double ctx = static_cast<double>(impl->context);
   const double kv_bytes = 2.0 * static_cast<double>(c.layers * c.kv_heads * c.head_dim) * ctx *
-                          static_cast<double>(dtype_bytes(options.kv_dtype));
+                          static_cast<double>(dtype_size(options.kv_dtype));
   const double chunk = static_cast<double>(std::min(options.prefill_chunk, impl->context));
   const double act_bytes = 4 * chunk *
                            (static_cast<double>(6 * c.hidden + 4 * c.ffn + c.vocab_size + 4 * c.heads * c.head_dim) +
@@ -149,7 +147,7 @@ Model Model::load(const std::string& path, const Device& device, const ModelOpti
 
   LoadOptions lo;
   for (const detail::WeightSpec& s : specs)
-    if (src.file->contains(s.name)) lo.names.push_back(s.name);
+    if (src.file->contains(s.name) && s.name != names.rope_freqs) lo.names.push_back(s.name);
   lo.progress_bar = options.progress_bar;
   auto loaded = src.file->load(device, lo);
   auto take = [&](const std::string& name) -> const LoadedTensor* {
@@ -195,11 +193,6 @@ Model Model::load(const std::string& path, const Device& device, const ModelOpti
     impl->layers.push_back(std::move(l));
   }
 
-  std::vector<float> divisors;
-  if (const LoadedTensor* f = take(names.rope_freqs)) divisors = f->tensor.to_dtype(DType::F32).to_vector<float>();
-  for (float d : divisors)
-    if (!(d > 0) || !std::isfinite(d))
-      throw FormatError(tag(path + ": " + names.rope_freqs + " holds a divisor that is not positive and finite"));
   std::vector<float> cos, sin;
   detail::rope_tables(c, divisors, impl->context, &cos, &sin);
   impl->rope_cos = Tensor::from_vector(cos, {impl->context, c.head_dim / 2}, device);

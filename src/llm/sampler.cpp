@@ -63,7 +63,8 @@ int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> 
   }
   // Probabilities at the temperature (in descending order where a filter sorted them).
   const double top = std::min_element(work_.begin(), work_.end(), by_logit_desc)->first;  // the highest
-  std::vector<double> p(keep);
+  std::vector<double>& p = probs_;
+  p.resize(keep);
   double sum = 0;
   for (size_t i = 0; i < keep; ++i) sum += p[i] = std::exp((work_[i].first - top) / o.temperature);
   for (double& v : p) v /= sum;

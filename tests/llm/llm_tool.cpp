@@ -35,10 +35,9 @@ std::vector<int32_t> parse_ids(const std::string& s) {
 }
 
 wick::DType parse_kv(const std::string& s) {
-  if (s == "f32") return wick::DType::F32;
-  if (s == "f16") return wick::DType::F16;
-  if (s == "bf16") return wick::DType::BF16;
-  usage("--kv takes f32, f16 or bf16");
+  wick::DType d;
+  if (!wick::parse_dtype(s, &d)) usage("--kv takes f32, f16 or bf16");
+  return d;
 }
 
 }  // namespace

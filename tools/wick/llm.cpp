@@ -45,11 +45,11 @@ const char* kBenchUsage =
     "  --kv f16|bf16|f32        KV cache dtype (default f16)\n"
     "  --json                   print JSON\n";
 
+// A dtype name; which dtypes a KV cache may have is Model::load's to say.
 DType parse_kv(const std::string& s) {
-  if (s == "f32") return DType::F32;
-  if (s == "f16") return DType::F16;
-  if (s == "bf16") return DType::BF16;
-  throw InvalidArgument("[run] --kv takes f16, bf16 or f32, not " + s);
+  DType d;
+  if (!parse_dtype(s, &d)) throw InvalidArgument("[run] --kv takes f16, bf16 or f32, not " + s);
+  return d;
 }
 
 double median(std::vector<double> v) {
