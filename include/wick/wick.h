@@ -42,6 +42,9 @@
 // mapping whose tensors are CPU views, or stream them to a GPU; GgufWriter, save_safetensors,
 // save_npy / save_npz write them.
 //
+// Graphs (wick/graph.h): Graph::capture(dev, body) records a function's device work once (a CUDA /
+// HIP graph on GPUs) and replay() runs it again with one launch, reading inputs changed in place.
+//
 // Language models (wick/llm.h): llm::Model::load(path, dev) reads a Llama-family model (Llama 2 / 3,
 // Mistral, Qwen2, Qwen3) from a GGUF file or a Hugging Face folder with its tokenizer; generate()
 // streams sampled text, forward() returns logits.
@@ -53,6 +56,7 @@
 #include "wick/device.h"
 #include "wick/dtype.h"
 #include "wick/error.h"
+#include "wick/graph.h"
 #include "wick/io.h"
 #include "wick/kernel.h"
 #include "wick/layout.h"

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "wick/error.h"
+
 namespace wick {
 
 // ---- cross-stream use (Note [Cross-stream use]) ---------------------------------------------
@@ -126,6 +128,17 @@ double Runtime::timing_elapsed_ms(const std::shared_ptr<void>& start, const std:
   using Point = std::chrono::steady_clock::time_point;
   return std::chrono::duration<double, std::milli>(*static_cast<Point*>(stop.get()) - *static_cast<Point*>(start.get()))
       .count();
+}
+
+void Runtime::begin_capture() { throw UnsupportedError("[graph] " + device().str() + " does not record graphs"); }
+
+std::shared_ptr<void> Runtime::end_capture(bool discard) {
+  if (discard) return nullptr;
+  throw UnsupportedError("[graph] " + device().str() + " does not record graphs");
+}
+
+void Runtime::launch_graph(const std::shared_ptr<void>&) {
+  throw UnsupportedError("[graph] " + device().str() + " does not record graphs");
 }
 
 // The CPU backend, defined by src/cpu (the interface layer names no backend's header).

@@ -82,6 +82,22 @@ class Runtime {
   // Blocks the host until `fence` (record_fence) is reached; a null fence is reached already.
   virtual void fence_synchronize(const std::shared_ptr<void>& fence) { (void)fence; }
 
+  // ---- graphs (wick/graph.h; Note [Graph capture] in src/gpu/runtime/runtime.h) ----
+  // Whether this backend records graphs; where it does not (the CPU), a Graph runs its body again
+  // at each replay.
+  virtual bool records_graphs() const { return false; }
+  // Whether a capture is under way on this backend's stream: ops that would wait for the device
+  // (a read back to the host) refuse, and device-side values cannot be checked on the host.
+  virtual bool capturing() const { return false; }
+  // Starts recording this backend's stream; until end_capture, memory allocated through this
+  // backend belongs to the graph. The default throws UnsupportedError.
+  virtual void begin_capture();
+  // Ends the recording and returns the executable graph, which owns that memory. With `discard`
+  // (after a failure in the body) drops the recording, returns nullptr and never throws.
+  virtual std::shared_ptr<void> end_capture(bool discard);
+  // Queues the work of a graph end_capture returned.
+  virtual void launch_graph(const std::shared_ptr<void>& graph);
+
   // ---- random generator state (per device) ----
   void set_seed(uint64_t seed);
   // Reserves `blocks` Philox blocks of this device's stream and returns where they start.

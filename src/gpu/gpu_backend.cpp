@@ -55,6 +55,7 @@ DeviceInfo GpuBackend::info() const {
 }
 
 void GpuBackend::synchronize() {
+  refuse_in_capture("synchronize");
   enter("synchronize");
   stream_.synchronize("synchronize");
 }
@@ -73,6 +74,11 @@ int64_t padded_bytes(int64_t nbytes) { return (nbytes + 3) & ~int64_t{3}; }
 }  // namespace
 
 void* GpuBackend::raw_alloc(int64_t nbytes) {
+  {
+    void* p = nullptr;
+    std::lock_guard<std::mutex> g(shared_.mu);
+    if (arena_alloc(nbytes, &p)) return p;
+  }
   const int64_t padded = padded_bytes(nbytes);
   const int cls = shared_.pool.stream_ordered() ? blocks::class_of(padded) : -1;
   const auto record = [&](void* p) {  // caller holds shared_.mu
@@ -121,8 +127,10 @@ void* GpuBackend::raw_alloc(int64_t nbytes) {
 
 void GpuBackend::raw_free(void* p) {
   if (!p) return;
+  std::shared_ptr<GraphArena> arena;  // dropped after the lock: it may free its memory
   {
     std::lock_guard<std::mutex> g(shared_.mu);
+    if (arena_free(p, &arena)) return;
     const auto it = shared_.sizes.find(p);
     if (it != shared_.sizes.end()) {
       const int64_t nbytes = it->second;
@@ -165,11 +173,13 @@ void GpuBackend::drain_block_caches() {
 }
 
 void GpuBackend::copy_from_host(void* dst, const void* src, int64_t nbytes) {
+  refuse_in_capture("from_host");
   enter("from_host");
   gpu::memcpy_sync(dst, src, nbytes, gpu::CopyKind::HostToDevice, stream_);
 }
 
 void GpuBackend::copy_to_host(void* dst, const void* src, int64_t nbytes) {
+  refuse_in_capture("to_host");
   enter("to_host");
   gpu::memcpy_sync(dst, src, nbytes, gpu::CopyKind::DeviceToHost, stream_);
 }
@@ -192,6 +202,7 @@ void GpuBackend::reset_peak_memory() {
 }
 
 void GpuBackend::empty_cache() {
+  refuse_in_capture("empty_cache");
   enter("empty_cache");
   drain_block_caches();
   stream_.synchronize("empty_cache");

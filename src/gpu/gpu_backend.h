@@ -63,6 +63,8 @@ struct GpuShared {
   std::vector<std::unique_ptr<BlockCache>> caches;  // one per handle (handles live for ever)
 };
 
+struct GraphArena;  // gpu_graph.cpp
+
 class GpuBackend final : public Backend {
  public:
   // Handle `id` of GPU `ordinal` (0: the default handle), with a new stream.
@@ -92,6 +94,17 @@ class GpuBackend final : public Backend {
   void fence_synchronize(const std::shared_ptr<void>& fence) override;
   void copy_to_host_async(void* dst, const void* src, int64_t nbytes, std::shared_ptr<Storage> keep) override;
 
+  // Graphs (gpu_graph.cpp, Note [Graph arenas]).
+  bool records_graphs() const override { return true; }
+  bool capturing() const override;
+  void begin_capture() override;
+  std::shared_ptr<void> end_capture(bool discard) override;
+  void launch_graph(const std::shared_ptr<void>& graph) override;
+  // Throws InvalidArgument naming `op` while a capture is under way: op would wait for the device.
+  void refuse_in_capture(const char* op) const;
+  // Frees the memory of a graph arena whose last owner went (Note [Graph arenas]).
+  void release_arena(GraphArena& a);
+
   // User kernel modules (gpu_module.cpp over runtime/module.h).
   std::vector<uint8_t> compile_module_image(const std::string& name, const std::string& source,
                                             const std::vector<std::string>& options) override;
@@ -118,6 +131,11 @@ class GpuBackend final : public Backend {
   // Gives every handle's cached blocks back to the pool and waits for their streams to reach the
   // frees (Note [GPU block cache]).
   void drain_block_caches();
+  // Note [Graph arenas]: an allocation or free during a capture, or the free of a block a
+  // graph's arena still owns. Return false when the block is none of theirs. The caller holds
+  // shared_.mu, and drops *release (an arena's last owner, maybe) after releasing it.
+  bool arena_alloc(int64_t nbytes, void** out);
+  bool arena_free(void* p, std::shared_ptr<GraphArena>* release);
 
   int ordinal_;
   uint32_t id_;
@@ -125,6 +143,10 @@ class GpuBackend final : public Backend {
   gpu::DeviceProperties props_;
   gpu::Stream stream_;
   BlockCache* cache_ = nullptr;  // owned by shared_.caches
+  // Guarded by shared_.mu: the arena of the capture under way, and the arena of each block that
+  // outlived its capture (a graph output), kept alive by the tensors that hold such blocks.
+  std::shared_ptr<GraphArena> capture_;
+  std::unordered_map<void*, std::shared_ptr<GraphArena>> escaped_;
 };
 
 // The provider src/backend/backend.cpp asks for devices (as wick::cuda_provider / rocm_provider).

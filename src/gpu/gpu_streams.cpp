@@ -178,6 +178,7 @@ void queue_finish(const gpu::Stream& stream, HostCopy* job) {
 void release_staging() { staging().release(); }
 
 void GpuBackend::copy_from_host_async(void* dst, const void* src, int64_t nbytes) {
+  refuse_in_capture("from_host");  // the recording would copy from a staging block reused since
   enter("from_host");
   auto* job = new HostCopy{staging().take(nbytes, ordinal_), nullptr, nbytes, nullptr};
   std::memcpy(job->block.data, src, static_cast<size_t>(nbytes));
@@ -192,6 +193,7 @@ void GpuBackend::copy_from_host_async(void* dst, const void* src, int64_t nbytes
 }
 
 void GpuBackend::copy_to_host_async(void* dst, const void* src, int64_t nbytes, std::shared_ptr<Storage> keep) {
+  refuse_in_capture("to_host");
   enter("to_host");
   auto* job = new HostCopy{staging().take(nbytes, ordinal_), dst, nbytes, std::move(keep)};
   try {
@@ -207,6 +209,7 @@ void GpuBackend::copy_to_host_async(void* dst, const void* src, int64_t nbytes, 
 // ---- pinned slots ----------------------------------------------------------------------------
 
 PinnedSlots::PinnedSlots(GpuBackend& b, int count) : s_(b.stream()), count_(count) {
+  b.refuse_in_capture("index check");  // the host would wait for a kernel that is only recorded
   const Block blk = staging().take(count * static_cast<int64_t>(sizeof(unsigned long long)), b.ordinal());
   slots_ = static_cast<unsigned long long*>(blk.data);
   capacity_ = blk.capacity;

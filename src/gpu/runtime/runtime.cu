@@ -451,6 +451,66 @@ void MemoryPool::grant_access(int peer) {
   check(WICK_VENDOR(MemPoolSetAccess)(static_cast<WICK_VENDOR(MemPool_t)>(pool_), &desc, 1), "peer", device_);
 }
 
+// ---- graphs (Note [Graph capture]) -------------------------------------------------------------
+
+void begin_capture(const Stream& s) {
+  check(WICK_VENDOR(StreamBeginCapture)(native_stream(s.native()), WICK_VENDOR(StreamCaptureModeRelaxed)), "graph",
+        s.device());
+}
+
+void* end_capture(const Stream& s, const char* op) {
+  WICK_VENDOR(Graph_t) graph = nullptr;
+  check(WICK_VENDOR(StreamEndCapture)(native_stream(s.native()), &graph), op, s.device());
+  WICK_VENDOR(GraphExec_t) exec = nullptr;
+#if defined(WICK_GPU_CUDA)
+  const error_t e = cudaGraphInstantiate(&exec, graph, 0);
+#else
+  const error_t e = hipGraphInstantiate(&exec, graph, nullptr, nullptr, 0);
+#endif
+  (void)WICK_VENDOR(GraphDestroy)(graph);  // the executable keeps what it needs
+  check(e, op, s.device());
+  return exec;
+}
+
+void abort_capture(const Stream& s) noexcept {
+  WICK_VENDOR(StreamCaptureStatus) status{};
+  if (WICK_VENDOR(StreamIsCapturing)(native_stream(s.native()), &status) != kSuccess ||
+      status == WICK_VENDOR(StreamCaptureStatusNone)) {
+    (void)WICK_VENDOR(GetLastError)();
+    return;
+  }
+  WICK_VENDOR(Graph_t) graph = nullptr;
+  if (WICK_VENDOR(StreamEndCapture)(native_stream(s.native()), &graph) == kSuccess && graph)
+    (void)WICK_VENDOR(GraphDestroy)(graph);
+  (void)WICK_VENDOR(GetLastError)();  // an invalidated capture reports its error here: dropped
+}
+
+void launch_graph(void* graph, const Stream& s, const char* op) {
+  check(WICK_VENDOR(GraphLaunch)(static_cast<WICK_VENDOR(GraphExec_t)>(graph), native_stream(s.native())), op,
+        s.device());
+}
+
+void destroy_graph(void* graph) noexcept {
+  if (graph && WICK_VENDOR(GraphExecDestroy)(static_cast<WICK_VENDOR(GraphExec_t)>(graph)) != kSuccess)
+    (void)WICK_VENDOR(GetLastError)();
+}
+
+void* device_malloc(int64_t nbytes, int device) {
+  set_device(device);
+  void* p = nullptr;
+  const error_t e = WICK_VENDOR(Malloc)(&p, static_cast<size_t>(nbytes));
+  if (e == kOutOfMemory) {
+    (void)WICK_VENDOR(GetLastError)();
+    return nullptr;
+  }
+  check(e, "alloc", device);
+  return p;
+}
+
+void device_free(void* p) noexcept {
+  if (p && WICK_VENDOR(Free)(p) != kSuccess) (void)WICK_VENDOR(GetLastError)();
+}
+
 void memcpy_async(void* dst, const void* src, int64_t nbytes, CopyKind kind, const Stream& s) {
   if (nbytes <= 0) return;
   check(WICK_VENDOR(MemcpyAsync)(dst, src, static_cast<size_t>(nbytes), native_kind(kind), native_stream(s.native())),

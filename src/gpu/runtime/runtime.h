@@ -172,6 +172,27 @@ class MemoryPool {
   int device_ = 0;
 };
 
+// Note [Graph capture]
+// A captured graph is the work queued on one stream between begin_capture and end_capture,
+// recorded instead of run, then replayed as one launch (CUDA graphs / HIP graphs). Capture is in
+// relaxed mode: the capturing thread may still allocate with device_malloc, which the backend
+// does for the memory the recorded kernels use (its graph arena), since a stream-ordered
+// allocation inside the capture would become a node of the graph. A call that waits on the
+// capturing stream (a synchronisation, a blocking copy) invalidates the capture; end_capture then
+// throws DeviceError.
+void begin_capture(const Stream& s);
+// Ends the capture of `s` and returns the instantiated graph (an opaque handle for launch_graph
+// and destroy_graph); throws DeviceError naming `op` when the capture failed.
+void* end_capture(const Stream& s, const char* op);
+// Ends the capture of `s`, if one is under way, and drops what it recorded. Never throws.
+void abort_capture(const Stream& s) noexcept;
+void launch_graph(void* graph, const Stream& s, const char* op);
+void destroy_graph(void* graph) noexcept;
+// Synchronous device memory outside the pool (a graph arena): nullptr when out of memory.
+void* device_malloc(int64_t nbytes, int device);
+// Waits for the device, then frees. Never throws.
+void device_free(void* p) noexcept;
+
 enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice };
 // Queues a copy on `s`. Host memory may be pageable.
 void memcpy_async(void* dst, const void* src, int64_t nbytes, CopyKind kind, const Stream& s);
