@@ -347,6 +347,7 @@ const Cases& all_cases() {
     register_reduce_cases(c);
     register_index_cases(c);
     register_conv_cases(c);
+    register_attention_cases(c);
     register_quant_cases(c);
     return c;
   }();

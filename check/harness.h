@@ -168,6 +168,7 @@ void register_elementwise_cases(Cases& cases);
 void register_reduce_cases(Cases& cases);
 void register_index_cases(Cases& cases);  // indexing, copies, cat, matmul
 void register_conv_cases(Cases& cases);   // conv, pooling, upsampling, rope
+void register_attention_cases(Cases& cases);
 void register_quant_cases(Cases& cases);  // quantize, dequantize, quantized matmul and embedding
 const Cases& all_cases();
 

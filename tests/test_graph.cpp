@@ -1,4 +1,5 @@
-// Graph capture and replay (wick/graph.h) on every device.
+// Graph capture and replay (wick/graph.h) on every device, with attention_decode, the op that lets
+// a recorded decode step serve every position.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -101,6 +102,42 @@ TEST(Graph, UndefinedGraphRefusesReplay) {
   Graph g;
   EXPECT_FALSE(g.defined());
   expect_error<InvalidArgument>([&] { g.replay(); }, {"[graph]", "undefined"});
+}
+
+TEST_P(Graphs, ARecordedDecodeAttentionServesEveryPosition) {
+  const Device dev = GetParam();
+  const int64_t heads = 4, kv = 1, d = 32, cap = 300;
+  Tensor q = Tensor::empty({heads, d}, DType::F32, dev), k = Tensor::empty({kv, d}, DType::F32, dev),
+         v = Tensor::empty({kv, d}, DType::F32, dev), pos = Tensor::empty({1}, DType::I32, dev);
+  const Tensor kc = Tensor::zeros({kv, cap, d}, DType::F16, dev), vc = Tensor::zeros({kv, cap, d}, DType::F16, dev);
+  const Tensor kc2 = kc.clone(), vc2 = vc.clone();  // the same steps, op by op
+  auto set_inputs = [&](int64_t p) {
+    q.copy_from(Tensor::rand_uniform({heads, d}, DType::F32, -1, 1, dev));
+    k.copy_from(Tensor::rand_uniform({kv, d}, DType::F32, -1, 1, dev));
+    v.copy_from(Tensor::rand_uniform({kv, d}, DType::F32, -1, 1, dev));
+    pos.copy_from(Tensor::from_vector(std::vector<int32_t>{static_cast<int32_t>(p)}, {1}, Device::cpu()));
+  };
+  set_inputs(0);
+  Graph g = Graph::capture(dev, [&] { return std::vector<Tensor>{attention_decode(q, k, v, kc, vc, pos, 0.2)}; });
+  expect_same(g.outputs()[0], attention_decode(q, k, v, kc2, vc2, 0, 0.2));
+  for (int64_t p = 1; p < 260; ++p) {
+    set_inputs(p);
+    g.replay();
+    const Tensor want = attention_decode(q, k, v, kc2, vc2, p, 0.2);
+    if (p % 37 == 0 || p == 259) expect_same(g.outputs()[0], want);
+  }
+  expect_same(kc, kc2);
+  expect_same(vc, vc2);
+  // A recorded replay cannot check its position: one outside the cache writes nothing and gives
+  // zeros. Where the body runs again (the CPU), the op reads the position and refuses it.
+  set_inputs(cap);
+  if (g.recorded()) {
+    g.replay();
+    for (float x : host(g.outputs()[0])) ASSERT_EQ(x, 0.0f);
+  } else {
+    expect_error<IndexError>([&] { g.replay(); }, {"[attention_decode]", "position 300"});
+  }
+  expect_same(kc, kc2);
 }
 
 WICK_INSTANTIATE_DEVICES(Graphs);

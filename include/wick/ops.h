@@ -31,7 +31,7 @@ inline constexpr uint32_t kAllTypes = (1u << kNumDTypes) - 1;
 inline constexpr uint32_t kFloatTypes = dtypes_where(is_float);
 inline constexpr uint32_t kIntTypes = dtypes_where(is_int);  // also the dtypes of ids and conditions
 inline constexpr uint32_t kSignedTypes = dtypes_where(is_signed);
-// the float dtypes a quantized op reads or writes beside its blocks
+// the float dtypes a quantized op reads or writes beside its blocks, and those of a KV cache
 inline constexpr uint32_t kQuantFloatTypes = dtype_bit(DType::F32) | dtype_bit(DType::F16) | dtype_bit(DType::BF16);
 
 // What an op is, for the backends: the kind fixes the backend method and its parameter struct.
@@ -55,7 +55,8 @@ enum class OpKind : uint8_t {
   Pool,
   Resample,
   Rope,
-  Quant,  // quantize, dequantize, quantized matmul and embedding (wick/quant.h); mask = float dtype
+  Attention,  // attention_decode: q f32 against a KV cache of the row's dtype
+  Quant,      // quantize, dequantize, quantized matmul and embedding (wick/quant.h); mask = float dtype
 };
 
 // creation, transfer and random
@@ -154,7 +155,8 @@ enum class OpKind : uint8_t {
   X(UpsampleNearest2d, "upsample_nearest2d", Resample, kAllTypes, _)     \
   X(UpsampleBilinear2d, "upsample_bilinear2d", Resample, kFloatTypes, _) \
   X(Rope, "rope", Rope, kFloatTypes, _)                                  \
-  X(RopeI, "rope_i", Rope, kFloatTypes, _)
+  X(RopeI, "rope_i", Rope, kFloatTypes, _)                               \
+  X(AttentionDecode, "attention_decode", Attention, kQuantFloatTypes, _)
 
 // quantized tensors (wick/quant.h): the mask is that of the float side; every row runs for every
 // block format of WICK_QFORMATS

@@ -236,6 +236,20 @@ void copy2d(const Tensor& src, Tensor& dst, int64_t rows, int64_t cols, int64_t 
 // (x[2i], x[2i+1]) as in the original RoPE and GPT-J.
 Tensor rope(const Tensor& x, const Tensor& cos, const Tensor& sin);
 Tensor rope_i(const Tensor& x, const Tensor& cos, const Tensor& sin);
+// Attention of one new position against a KV cache: a decoder's step, with the cache written
+// first. q [H, D] is the new position's queries and k, v [KV, D] its key and value, all f32, with
+// H a multiple of KV; k_cache and v_cache [KV, C, D] (f32, f16 or bf16, rows of unit stride) are
+// written in place: row `position` of each KV head receives k and v rounded to the cache dtype.
+// Returns [H, D] f32 where query head h, reading KV head j = h / (H / KV), is
+//   sum_s softmax_s(scale * q_h . k_cache[j, s]) v_cache[j, s]   over s in [0, position].
+// A position outside [0, C) raises IndexError. The tensor form takes an i32 tensor of one element,
+// which may live on the device: inside a graph capture (wick/graph.h) it is read when the graph
+// runs, so one recording serves every position; there it cannot be checked, and a replay with a
+// position outside [0, C) writes nothing and returns zeros.
+Tensor attention_decode(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& k_cache, const Tensor& v_cache,
+                        int64_t position, double scale);
+Tensor attention_decode(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& k_cache, const Tensor& v_cache,
+                        const Tensor& position, double scale);
 inline Tensor where_cond(const Tensor& c, const Tensor& t, const Tensor& f) { return c.where_cond(t, f); }
 inline Tensor matmul(const Tensor& a, const Tensor& b) { return a.matmul(b); }
 

@@ -69,6 +69,13 @@
   /* Rope: x [..., T, D], cos / sin [T, D/2] */                                                                      \
   X(rope, (const TensorArg& x, const TensorArg& cos, const TensorArg& sin, const TensorArg& dst, bool interleaved),  \
     (x, cos, sin, dst, interleaved))                                                                                 \
+  /* Attention: q [H, D] and k, v [KV, D] f32, caches [KV, C, D] of the row's dtype with unit-stride rows, */        \
+  /* dst [H, D] f32 contiguous; the position is position's one i32 on the device, or p.position when */              \
+  /* position.data is null; a position outside [0, C) writes nothing and gives zeros (Note [Decode attention]) */    \
+  X(attention_decode,                                                                                                \
+    (const TensorArg& q, const TensorArg& k, const TensorArg& v, const TensorArg& k_cache, const TensorArg& v_cache, \
+     const TensorArg& position, const AttentionParams& p, const TensorArg& dst),                                     \
+    (q, k, v, k_cache, v_cache, position, p, dst))                                                                   \
   /* Quant: blocks are u8 [rows, row_bytes] (row stride >= row_bytes, bytes contiguous in a row); the */             \
   /* float side is contiguous [rows, row_elems] in f32 / f16 / bf16 (Note [Quantizer rounding]) */                   \
   X(quantize, (const TensorArg& src, QFormat format, const TensorArg& dst), (src, format, dst))                      \

@@ -45,4 +45,11 @@ struct NormParams {
   double eps = 1e-5;
 };
 
+// attention_decode: the cache row of the new position (when no position tensor is given) and the
+// factor of the scores.
+struct AttentionParams {
+  int64_t position = 0;
+  double scale = 1;
+};
+
 }  // namespace wick
