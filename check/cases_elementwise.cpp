@@ -328,6 +328,8 @@ void register_binary(Cases& cases) {
                      nullptr,
                      {0.1, 2},
                      {-2, 2}});
+  add_binary(cases, {Op::SiluMul, [](const Tensor& a, const Tensor& b) { return a.silu_mul(b); },
+                     [](double x, double y) { return x / (1 + std::exp(-x)) * y; }, nullptr});
 }
 
 // Values from a small set (so that equal pairs are common), NaN included for floats.

@@ -108,7 +108,8 @@ enum class OpKind : uint8_t {
   X(Div, "div", Binary, kAllTypes, Div)             \
   X(Maximum, "maximum", Binary, kAllTypes, Maximum) \
   X(Minimum, "minimum", Binary, kAllTypes, Minimum) \
-  X(Pow, "pow", Binary, kFloatTypes, Pow)
+  X(Pow, "pow", Binary, kFloatTypes, Pow)           \
+  X(SiluMul, "silu_mul", Binary, kFloatTypes, SiluMul)
 
 // comparisons, numpy broadcasting, u8 result
 #define WICK_COMPARE_OPS(X)           \

@@ -164,6 +164,7 @@ class Tensor {
   Tensor maximum(const Tensor& o) const;
   Tensor minimum(const Tensor& o) const;
   Tensor pow(const Tensor& o) const;
+  Tensor silu_mul(const Tensor& o) const;  // silu(this) * o (SwiGLU), one op
   // Comparisons give u8 (1 or 0).
   Tensor eq(const Tensor& o) const;
   Tensor ne(const Tensor& o) const;

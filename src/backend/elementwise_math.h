@@ -440,6 +440,13 @@ struct Pow {
     return std::pow(a, b);
   }
 };
+// silu(a) * b: the gated unit of a SwiGLU MLP, one pass instead of two.
+struct SiluMul {
+  template <class C>
+  WICK_HOST_DEVICE C operator()(C a, C b) const {
+    return Silu{}(a)*b;
+  }
+};
 
 // Comparisons: IEEE semantics in the compute type (NaN compares false except for ne).
 struct Eq {

@@ -91,6 +91,7 @@ Tensor Tensor::div(const Tensor& o) const { return binary_op(Op::Div, *this, o);
 Tensor Tensor::maximum(const Tensor& o) const { return binary_op(Op::Maximum, *this, o); }
 Tensor Tensor::minimum(const Tensor& o) const { return binary_op(Op::Minimum, *this, o); }
 Tensor Tensor::pow(const Tensor& o) const { return binary_op(Op::Pow, *this, o); }
+Tensor Tensor::silu_mul(const Tensor& o) const { return binary_op(Op::SiluMul, *this, o); }
 Tensor Tensor::eq(const Tensor& o) const { return binary_op(Op::Eq, *this, o); }
 Tensor Tensor::ne(const Tensor& o) const { return binary_op(Op::Ne, *this, o); }
 Tensor Tensor::lt(const Tensor& o) const { return binary_op(Op::Lt, *this, o); }
