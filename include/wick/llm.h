@@ -146,6 +146,9 @@ struct ModelOptions {
   DType kv_dtype = DType::F16;  // f32, f16 or bf16
   int64_t prefill_chunk = 512;  // prompt tokens per forward pass
   bool progress_bar = true;     // while loading weights, when stderr is a terminal
+  // Decode steps (one token) recorded as graphs on GPUs (wick/graph.h), one per power-of-two
+  // prefix of the cache: the host then queues a step with one launch. Off: every op is queued.
+  bool graphs = true;
 };
 
 struct GenerateOptions {

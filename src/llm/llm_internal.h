@@ -64,6 +64,25 @@ struct Linear {
   int64_t out_features() const { return dense.defined() ? dense.dim(0) : quant.dim(0); }
 };
 
+// Note [Stacked projections]
+// Products that read one input (q, k and v; gate and up) run as one product over their weights'
+// rows stacked at load, on GPUs, where a decode step is a chain of small launches: one product
+// and one cast or quantization of the input instead of three. Consecutive weights stack when they
+// share a storage (one dense dtype, or one block format) and all have a bias or none: the Q6_K
+// attn_v of a Q4_K_M file stays apart. The outputs are column slices of the stacked product. On
+// the CPU every weight stays a view of the file's mapping, one product each.
+struct Projections {
+  struct Group {
+    Linear linear;
+    std::vector<int64_t> widths;  // the output features of each projection stacked in it
+  };
+  std::vector<Group> groups;
+  // One [..., width] tensor per projection, in order; *stacked receives each group's product.
+  std::vector<Tensor> operator()(const Tensor& x, std::vector<Tensor>* stacked = nullptr) const;
+};
+// The projections `parts`, stacked where they can be when `stack` is true.
+Projections make_projections(std::vector<Linear> parts, bool stack);
+
 // The cos and sin tables of rope for positions [0, context): [context, head_dim / 2] f32 on the
 // host, from the model's theta and scaling (or a GGUF file's per-frequency divisors).
 void rope_tables(const ModelConfig& c, const std::vector<float>& freq_divisors, int64_t context,

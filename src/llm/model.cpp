@@ -7,6 +7,7 @@
 
 #include "llm/llm_internal.h"
 #include "wick/error.h"
+#include "wick/graph.h"
 
 namespace wick::llm {
 
@@ -32,9 +33,65 @@ Tensor detail::Linear::operator()(const Tensor& x) const {
 
 namespace {
 
+bool same_storage(const Linear& a, const Linear& b) {
+  if (a.bias.defined() != b.bias.defined()) return false;
+  if (a.quant.defined()) return b.quant.defined() && a.quant.format() == b.quant.format();
+  return b.dense.defined() && a.dense.dtype() == b.dense.dtype();
+}
+
+// a's rows, then b's (Note [Stacked projections]).
+Linear stack(const Linear& a, const Linear& b) {
+  Linear s;
+  if (a.quant.defined()) {
+    s.quant = QTensor::from_bytes(cat({a.quant.bytes(), b.quant.bytes()}, 0), a.quant.format(),
+                                  {a.quant.dim(0) + b.quant.dim(0), a.quant.dim(1)});
+  } else {
+    s.dense = cat({a.dense, b.dense}, 0);
+  }
+  if (a.bias.defined()) s.bias = cat({a.bias, b.bias}, 0);
+  return s;
+}
+
+}  // namespace
+
+detail::Projections detail::make_projections(std::vector<Linear> parts, bool stack_them) {
+  Projections p;
+  for (Linear& l : parts) {
+    const int64_t width = l.out_features();
+    if (stack_them && !p.groups.empty() && same_storage(p.groups.back().linear, l)) {
+      p.groups.back().linear = stack(p.groups.back().linear, l);
+    } else {
+      p.groups.push_back({std::move(l), {}});
+    }
+    p.groups.back().widths.push_back(width);
+  }
+  return p;
+}
+
+std::vector<Tensor> detail::Projections::operator()(const Tensor& x, std::vector<Tensor>* stacked) const {
+  std::vector<Tensor> out;
+  for (const Group& g : groups) {
+    const Tensor y = g.linear(x);
+    if (stacked) stacked->push_back(y);
+    if (g.widths.size() == 1) {
+      out.push_back(y);
+      continue;
+    }
+    int64_t at = 0;
+    for (int64_t w : g.widths) {
+      out.push_back(y.narrow(-1, at, w));
+      at += w;
+    }
+  }
+  return out;
+}
+
+namespace {
+
 struct Layer {
   Tensor attn_norm, ffn_norm, q_norm, k_norm;  // f32
-  Linear q, k, v, o, gate, up, down;
+  detail::Projections qkv, gate_up;
+  Linear o, down;
   Tensor k_cache, v_cache;  // [kv_heads, context, head_dim] in the cache dtype
 };
 
@@ -54,6 +111,11 @@ struct Model::Impl {
   Tensor out_norm;
   std::vector<Layer> layers;
   Tensor rope_cos, rope_sin;  // [context, head_dim / 2] f32
+  // The inputs of a decode step (Note [Decode steps]), and its graphs by cache prefix.
+  Tensor step_x;              // [1, hidden] f32: the token's embedding
+  Tensor step_cos, step_sin;  // [1, head_dim / 2] f32: its rope row
+  Tensor step_pos;            // [1] i32: its position
+  std::map<int64_t, Graph> graphs;
 
   Tensor embed(const Tensor& ids) const {
     if (embed_quant.defined()) return embedding(ids, embed_quant, DType::F32);
@@ -61,6 +123,10 @@ struct Model::Impl {
   }
   // Logits of every position (all_logits), of the last one, or none (an undefined tensor).
   Tensor forward_chunk(const std::vector<int32_t>& ids, bool all_logits, bool logits);
+  // One token at `position` through the step buffers: its logits [1, vocab].
+  Tensor decode(int32_t id);
+  // The layers of a decode step over the first `prefix` cache rows, reading the step buffers.
+  Tensor decode_body(int64_t prefix);
 };
 
 namespace {
@@ -181,13 +247,14 @@ Model Model::load(const std::string& path, const Device& device, const ModelOpti
       l.q_norm = vec(n.q_norm);
       l.k_norm = vec(n.k_norm);
     }
-    l.q = lin(n.q, n.q_bias);
-    l.k = lin(n.k, n.k_bias);
-    l.v = lin(n.v, n.v_bias);
+    const bool stack = device.is_gpu();  // Note [Stacked projections]
+    l.qkv = detail::make_projections({lin(n.q, n.q_bias), lin(n.k, n.k_bias), lin(n.v, n.v_bias)}, stack);
+    l.gate_up = detail::make_projections({lin(n.gate, ""), lin(n.up, "")}, stack);
     l.o = lin(n.o, n.o_bias);
-    l.gate = lin(n.gate, "");
-    l.up = lin(n.up, "");
     l.down = lin(n.down, "");
+    // The file's copies of stacked weights go now, not when the load ends: the device holds one
+    // layer's worth twice at most.
+    for (const std::string* name : {&n.q, &n.k, &n.v, &n.gate, &n.up}) loaded.erase(*name);
     l.k_cache = Tensor::empty({c.kv_heads, impl->context, c.head_dim}, options.kv_dtype, device);
     l.v_cache = Tensor::empty({c.kv_heads, impl->context, c.head_dim}, options.kv_dtype, device);
     impl->layers.push_back(std::move(l));
@@ -198,6 +265,10 @@ Model Model::load(const std::string& path, const Device& device, const ModelOpti
   impl->rope_cos = Tensor::from_vector(cos, {impl->context, c.head_dim / 2}, device);
   impl->rope_sin = Tensor::from_vector(sin, {impl->context, c.head_dim / 2}, device);
   impl->tokenizer = std::move(src.tokenizer);
+  impl->step_x = Tensor::empty({1, c.hidden}, DType::F32, device);
+  impl->step_cos = Tensor::empty({1, c.head_dim / 2}, DType::F32, device);
+  impl->step_sin = Tensor::empty({1, c.head_dim / 2}, DType::F32, device);
+  impl->step_pos = Tensor::empty({1}, DType::I32, device);
 
   Model m;
   m.impl_ = std::move(impl);
@@ -245,9 +316,10 @@ Tensor Model::Impl::forward_chunk(const std::vector<int32_t>& ids, bool all_logi
   Tensor x = embed(id_t);  // [T, hidden] f32
   for (Layer& l : layers) {
     const Tensor h = x.rms_norm(l.attn_norm, c.rms_eps);
-    Tensor q = l.q(h).reshape({T, H, D});
-    Tensor k = l.k(h).reshape({T, KV, D});
-    const Tensor v = l.v(h).reshape({T, KV, D});
+    const std::vector<Tensor> qkv = l.qkv(h);
+    Tensor q = qkv[0].reshape({T, H, D});
+    Tensor k = qkv[1].reshape({T, KV, D});
+    const Tensor v = qkv[2].reshape({T, KV, D});
     if (c.qk_norm) {
       q = q.rms_norm(l.q_norm, c.rms_eps);
       k = k.rms_norm(l.k_norm, c.rms_eps);
@@ -265,12 +337,83 @@ Tensor Model::Impl::forward_chunk(const std::vector<int32_t>& ids, bool all_logi
     x = x.add(l.o(attn.reshape({H, T, D}).transpose(0, 1).reshape({T, H * D})));
 
     const Tensor h2 = x.rms_norm(l.ffn_norm, c.rms_eps);
-    x = x.add(l.down(l.gate(h2).silu().mul(l.up(h2))));
+    const std::vector<Tensor> gu = l.gate_up(h2);
+    x = x.add(l.down(gu[0].silu_mul(gu[1])));
   }
   position = S;
   if (!logits) return {};
   if (!all_logits) x = x.narrow(0, T - 1, 1);
   return output(x.rms_norm(out_norm, c.rms_eps));
+}
+
+// Note [Decode steps]
+// A step of one token runs the layers with attention_decode (Note [Decode attention]), which
+// writes the cache row and attends in one op, reading the position from step_pos. The step's
+// varying inputs (the embedding, the rope row, the position) are written into buffers made at
+// load, so its ops and shapes depend only on the cache prefix it attends over: the smallest power
+// of two from 256 holding the position, capped by the context. On a GPU each prefix's step is
+// recorded once as a graph (wick/graph.h) and replayed for every token that fits it; about ten
+// graphs cover a context of 128k. Its logits are copied out, since the next replay rewrites them.
+Tensor Model::Impl::decode_body(int64_t prefix) {
+  const ModelConfig& c = config;
+  const int64_t H = c.heads, KV = c.kv_heads, D = c.head_dim;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+  auto rope_fn = c.rope_style == RopeStyle::Interleaved ? rope_i : rope;
+  Tensor x = step_x;
+  for (Layer& l : layers) {
+    const Tensor h = x.rms_norm(l.attn_norm, c.rms_eps);
+    std::vector<Tensor> stacked;
+    const std::vector<Tensor> qkv = l.qkv(h, &stacked);
+    Tensor q, k;
+    if (!c.qk_norm && l.qkv.groups[0].widths.size() > 1) {
+      // q and k side by side in one product: one rope over both.
+      const Tensor qk = rope_fn(stacked[0].narrow(1, 0, (H + KV) * D).reshape({H + KV, 1, D}), step_cos, step_sin);
+      q = qk.narrow(0, 0, H).reshape({H, D});
+      k = qk.narrow(0, H, KV).reshape({KV, D});
+    } else {
+      q = qkv[0].reshape({H, 1, D});
+      k = qkv[1].reshape({KV, 1, D});
+      if (c.qk_norm) {
+        q = q.rms_norm(l.q_norm, c.rms_eps);
+        k = k.rms_norm(l.k_norm, c.rms_eps);
+      }
+      q = rope_fn(q, step_cos, step_sin).reshape({H, D});
+      k = rope_fn(k, step_cos, step_sin).reshape({KV, D});
+    }
+    const Tensor attn = attention_decode(q, k, qkv[2].reshape({KV, D}), l.k_cache.narrow(1, 0, prefix),
+                                         l.v_cache.narrow(1, 0, prefix), step_pos, scale);
+    x = x.add(l.o(attn.reshape({1, H * D})));
+    const Tensor h2 = x.rms_norm(l.ffn_norm, c.rms_eps);
+    const std::vector<Tensor> gu = l.gate_up(h2);
+    x = x.add(l.down(gu[0].silu_mul(gu[1])));
+  }
+  return output(x.rms_norm(out_norm, c.rms_eps));
+}
+
+Tensor Model::Impl::decode(int32_t id) {
+  const int64_t p = position;
+  step_x.copy_from(embed(Tensor::from_vector(std::vector<int32_t>{id}, {1}, device)));
+  step_cos.copy_from(rope_cos.narrow(0, p, 1));
+  step_sin.copy_from(rope_sin.narrow(0, p, 1));
+  step_pos.copy_from(Tensor::from_vector(std::vector<int32_t>{static_cast<int32_t>(p)}, {1}, Device::cpu()));
+  int64_t prefix = 256;
+  while (prefix <= p) prefix *= 2;
+  prefix = std::min(prefix, context);
+  Tensor logits;
+  if (options.graphs && Graph::records(device)) {
+    auto it = graphs.find(prefix);
+    if (it == graphs.end()) {
+      it = graphs.emplace(prefix, Graph::capture(device, [&] { return std::vector<Tensor>{decode_body(prefix)}; }))
+               .first;  // capture ran the step once
+    } else {
+      it->second.replay();
+    }
+    logits = it->second.outputs()[0].clone();
+  } else {
+    logits = decode_body(prefix);
+  }
+  position = p + 1;
+  return logits;
 }
 
 Tensor Model::forward(std::span<const int32_t> tokens, bool all_logits) {
@@ -287,6 +430,7 @@ Tensor Model::forward(std::span<const int32_t> tokens, bool all_logits) {
   const int64_t start = m.position;
   std::vector<Tensor> parts;
   try {
+    if (n == 1) return m.decode(tokens[0]);
     for (int64_t i = 0; i < n; i += m.options.prefill_chunk) {
       const int64_t len = std::min(m.options.prefill_chunk, n - i);
       std::vector<int32_t> ids(tokens.begin() + i, tokens.begin() + i + len);

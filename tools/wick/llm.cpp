@@ -32,6 +32,7 @@ const char* kRunUsage =
     "  --seed S                 sampling seed (default 0)\n"
     "  --ctx N                  KV cache positions (default 4096, at most the model's)\n"
     "  --kv f16|bf16|f32        KV cache dtype (default f16)\n"
+    "  --no-graphs              queue each op of a decode step (default: a recorded graph on GPUs)\n"
     "  --no-bos                 do not add the BOS token\n"
     "  --ignore-eos             keep generating past end-of-generation tokens\n";
 
@@ -43,6 +44,7 @@ const char* kBenchUsage =
     "  -n N                     decoded tokens of the decode runs (default 128)\n"
     "  -r N                     runs of each (default 5)\n"
     "  --kv f16|bf16|f32        KV cache dtype (default f16)\n"
+    "  --no-graphs              queue each op of a decode step (default: a recorded graph on GPUs)\n"
     "  --json                   print JSON\n";
 
 // A dtype name; which dtypes a KV cache may have is Model::load's to say.
@@ -84,6 +86,10 @@ int cmd_run(int argc, char** argv) {
     }
     if (a == "--no-bos") {
       g.add_special = false;
+      continue;
+    }
+    if (a == "--no-graphs") {
+      mo.graphs = false;
       continue;
     }
     if (a == "--ignore-eos") {
@@ -168,6 +174,8 @@ int cmd_bench_model(int argc, char** argv) {
       return 0;
     } else if (a == "--json") {
       json = true;
+    } else if (a == "--no-graphs") {
+      mo.graphs = false;
     } else if (a == "--device" && i + 1 < argc) {
       device = argv[++i];
     } else if (a == "--kv" && i + 1 < argc) {
@@ -224,11 +232,11 @@ int cmd_bench_model(int argc, char** argv) {
   const double gb = static_cast<double>(m.weight_bytes()) / 1e9;
   if (json) {
     std::printf(
-        "{\"model\": \"%s\", \"device\": \"%s\", \"weights_gb\": %.3f, \"kv\": \"%s\", \"runs\": %lld, "
-        "\"pp%lld\": %.1f, \"tg%lld\": %.1f, \"tg%lld@%lld\": %.1f}\n",
-        path.c_str(), m.device().location().c_str(), gb, kv.c_str(), static_cast<long long>(runs),
-        static_cast<long long>(pp), median(r_pp), static_cast<long long>(tg), median(r_tg), static_cast<long long>(tg),
-        static_cast<long long>(pp), median(r_tg_deep));
+        "{\"model\": \"%s\", \"device\": \"%s\", \"weights_gb\": %.3f, \"kv\": \"%s\", \"graphs\": %s, "
+        "\"runs\": %lld, \"pp%lld\": %.1f, \"tg%lld\": %.1f, \"tg%lld@%lld\": %.1f}\n",
+        path.c_str(), m.device().location().c_str(), gb, kv.c_str(), mo.graphs ? "true" : "false",
+        static_cast<long long>(runs), static_cast<long long>(pp), median(r_pp), static_cast<long long>(tg),
+        median(r_tg), static_cast<long long>(tg), static_cast<long long>(pp), median(r_tg_deep));
   } else {
     std::printf("%s on %s: %s, %.2f GB of weights, KV cache %s, median of %lld runs\n", path.c_str(),
                 m.device().location().c_str(), m.config().str().c_str(), gb, kv.c_str(), static_cast<long long>(runs));
