@@ -69,5 +69,10 @@ void reduce_sum(const LaunchCtx& ctx, const TensorArg& src, int n_reduced, const
 void reduce_minmax(const LaunchCtx& ctx, const TensorArg& src, int n_reduced, const TensorArg& dst, bool is_max);
 void reduce_arg(const LaunchCtx& ctx, const TensorArg& src, int n_reduced, const TensorArg& dst, bool is_max);
 
+// quant_matvec_k.cu: one row of x against Q4_K or Q6_K weights (Note [GPU Q4_K mat-vec]); false,
+// with nothing queued, where the format, shapes or alignment do not suit it.
+bool qmatvec_k(const LaunchCtx& ctx, const TensorArg& x, const TensorArg& w, QFormat format, const TensorArg& dst,
+               int64_t m, int64_t n, int64_t k);
+
 }  // namespace kern
 }  // namespace wick::WICK_GPU_NS

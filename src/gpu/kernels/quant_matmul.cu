@@ -521,6 +521,7 @@ void qmatmul(const LaunchCtx& base, const TensorArg& x, const TensorArg& w, QFor
     const_set(ctx, dst, Scalar(0.0));
     return;
   }
+  if (qmatvec_k(ctx, x, w, format, dst, m, n, k)) return;
   if (m <= kQmvMaxRows) return qmatvec(ctx, x, w, format, dst, m, n, k);
   qmatmul_gemm(ctx, x, w, format, dst, m, n, k);
 }

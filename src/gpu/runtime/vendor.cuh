@@ -156,6 +156,16 @@ __device__ inline T shfl(T v, int src_lane) {
 #endif
 }
 
+// A 16-byte load marked as streamed once (evicted first), so that it does not push out of the
+// caches what is read again; a plain load on HIP.
+__device__ __forceinline__ uint4 load_streaming(const uint4* p) {
+#if defined(WICK_GPU_CUDA)
+  return __ldcs(p);
+#else
+  return *p;
+#endif
+}
+
 // Orders the shared memory accesses of the warp's lanes: those before the call happen before those
 // after it, across lanes (a barrier of one warp).
 __device__ inline void syncwarp() {
