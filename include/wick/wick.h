@@ -66,3 +66,4 @@
 #include "wick/quant.h"
 #include "wick/shape.h"
 #include "wick/tensor.h"
+#include "wick/version.h"

@@ -16,6 +16,7 @@
 #include "check/harness.h"
 #include "files.h"
 #include "wick/tensor.h"
+#include "wick/version.h"
 
 namespace {
 
@@ -24,7 +25,7 @@ using namespace wick::check;
 
 int usage(int code) {
   std::fprintf(code ? stderr : stdout,
-               "usage: wick <command> [options]\n"
+               "usage: wick <command> [options]   (wick --version: the version and backends)\n"
                "  devices                       list the devices present (name, memory, architecture)\n"
                "  check [options]               run every op x dtype on every device against the reference\n"
                "      --device D                only device D (cpu, cuda, cuda:1, rocm, ...)\n"
@@ -213,6 +214,11 @@ int main(int argc, char** argv) {
     if (cmd == "run") return wick::tool::cmd_run(argc - 2, argv + 2);
     if (cmd == "bench-model") return wick::tool::cmd_bench_model(argc - 2, argv + 2);
     if (cmd == "--help" || cmd == "-h" || cmd == "help") return usage(0);
+    if (cmd == "--version") {
+      std::printf("wick %s (backends: cpu%s%s)\n", WICK_VERSION_STRING, WICK_HAS_CUDA ? ", cuda" : "",
+                  WICK_HAS_ROCM ? ", rocm" : "");
+      return 0;
+    }
   } catch (const wick::Error& e) {
     std::fprintf(stderr, "wick %s: %s\n", cmd.c_str(), e.what());
     return 1;
