@@ -108,6 +108,8 @@ Isa from_env(Isa best) {
     want = Isa::Avx512Bf16;
   else if (s == "amx")
     want = Isa::Amx;
+  else  // a typo must not pass for a measurement at another level
+    throw InvalidArgument("[cpu] WICK_CPU_ISA=" + s + " is none of base, avx2, avx512, avx512bf16, amx");
   return static_cast<int>(want) < static_cast<int>(best) ? want : best;
 }
 

@@ -121,7 +121,17 @@ def main():
         wick("convert", src, os.path.join(d, "x.bin"), code=2)
         wick("convert", src, st, "--quant", "q4_0", code=2)
         wick("inspect", "--bogus", code=2)
-        wick("inspect", os.path.join(d, "absent.gguf"), code=1)
+        wick("inspect", os.path.join(d, "absent.gguf"), code=3)  # an error while running, not bad arguments
+        wick("check", "--bogus", code=2)
+        wick("check", "--op", "no_such_op", code=2)
+        wick("check", "--device", "nope", code=2)
+        wick("devices", "extra", code=2)
+        wick("frob", code=2)
+        check("usage: wick check" in wick("check", "--help"), "wick check --help prints the check usage")
+        check(wick("--version").startswith("wick "), "wick --version")
+        # A repeated --op runs once.
+        rows = [l for l in wick("check", "--op", "add", "--op", "add", "--device", "cpu").splitlines() if l.startswith("add ")]
+        check(len(rows) == 1, f"--op add twice gave {len(rows)} rows")
     print(f"cli_interop: {checks} checks passed")
 
 

@@ -4,6 +4,7 @@
 //                                the conformance matrix: every op x dtype on every device present
 //   wick inspect | convert | load  model files (files.cpp)
 //   wick run | bench-model        language models (llm.cpp)
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -38,8 +39,25 @@ int usage(int code) {
                "                                between GGUF, safetensors and .npz, casting or quantizing\n"
                "  load FILE [--device D]        load every tensor of FILE to D and print the rate\n"
                "  run MODEL -p PROMPT [...]     generate text with a GGUF or Hugging Face model (wick run --help)\n"
-               "  bench-model MODEL [...]       prefill and decode tokens/s (wick bench-model --help)\n");
+               "  bench-model MODEL [...]       prefill and decode tokens/s (wick bench-model --help)\n"
+               "exit status: 0 success, 1 a check failed, 2 bad arguments, 3 an error while running\n");
   return code;
+}
+
+const char* kCheckUsage =
+    "usage: wick check [--device D]... [--op NAME]... [--json] [--verbose]\n"
+    "  runs every op x dtype x layout on each device against the reference (f64 on the CPU, the CPU\n"
+    "  backend on a GPU) and prints the matrix, then 'N passed, M failed, K unsupported'\n"
+    "  --device D   only device D (cpu, cuda, cuda:1, rocm, ...; may be repeated)\n"
+    "  --op NAME    only op NAME (may be repeated)\n"
+    "  --json       print JSON instead of a table\n"
+    "  --verbose    print the message of every unsupported cell too\n"
+    "exit status: 0 every cell passed, 1 a cell failed, 2 bad arguments\n";
+
+// A bad argument of `wick <cmd>`: the message, the command's usage, exit status 2.
+int bad_argument(const char* cmd, const std::string& what, const char* cmd_usage) {
+  std::fprintf(stderr, "wick %s: %s\n%s", cmd, what.c_str(), cmd_usage);
+  return 2;
 }
 
 std::string gib(int64_t bytes) {
@@ -48,7 +66,15 @@ std::string gib(int64_t bytes) {
   return buf;
 }
 
-int cmd_devices() {
+int cmd_devices(int argc, char** argv) {
+  static const char* kUsage = "usage: wick devices\n  lists the devices present (name, memory, architecture)\n";
+  if (argc > 0) {
+    if (std::strcmp(argv[0], "--help") == 0 || std::strcmp(argv[0], "-h") == 0) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    return bad_argument("devices", std::string("unexpected argument '") + argv[0] + "'", kUsage);
+  }
   for (const Device& d : available_devices()) {
     const DeviceInfo i = d.info();
     std::printf("%-8s %s\n", d.location().c_str(), i.name.c_str());
@@ -88,21 +114,31 @@ int cmd_check(int argc, char** argv) {
   bool json = false, verbose = false;
   for (int i = 0; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--device" && i + 1 < argc) {
-      devices.push_back(Device::parse(argv[++i]));
-    } else if (a == "--op" && i + 1 < argc) {
-      Op op;
-      if (!parse_op(argv[++i], &op)) {
-        std::fprintf(stderr, "wick check: unknown op '%s'\n", argv[i]);
-        return 2;
+    if (a == "--help" || a == "-h") {
+      std::fputs(kCheckUsage, stdout);
+      return 0;
+    }
+    if ((a == "--device" || a == "--op") && i + 1 >= argc)
+      return bad_argument("check", "option " + a + " needs a value", kCheckUsage);
+    if (a == "--device") {
+      Device d;
+      try {
+        d = Device::parse(argv[++i]);
+      } catch (const Error& e) {
+        return bad_argument("check", e.what(), kCheckUsage);
       }
-      ops.push_back(op);
+      if (std::find(devices.begin(), devices.end(), d) == devices.end()) devices.push_back(d);
+    } else if (a == "--op") {
+      Op op;
+      if (!parse_op(argv[++i], &op))
+        return bad_argument("check", std::string("unknown op '") + argv[i] + "'", kCheckUsage);
+      if (std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);
     } else if (a == "--json") {
       json = true;
     } else if (a == "--verbose" || a == "-v") {
       verbose = true;
     } else {
-      return usage(2);
+      return bad_argument("check", "unknown option '" + a + "'", kCheckUsage);
     }
   }
   if (devices.empty()) devices = available_devices();
@@ -202,10 +238,12 @@ int cmd_check(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Line by line where stdout is a pipe or a file too, so that a long `wick check` shows progress.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   if (argc < 2) return usage(2);
   const std::string cmd = argv[1];
   try {
-    if (cmd == "devices") return cmd_devices();
+    if (cmd == "devices") return cmd_devices(argc - 2, argv + 2);
     if (cmd == "check") return cmd_check(argc - 2, argv + 2);
     if (cmd == "bench") return wick::tool::cmd_bench(argc - 2, argv + 2);
     if (cmd == "inspect") return wick::tool::cmd_inspect(argc - 2, argv + 2);
@@ -221,7 +259,8 @@ int main(int argc, char** argv) {
     }
   } catch (const wick::Error& e) {
     std::fprintf(stderr, "wick %s: %s\n", cmd.c_str(), e.what());
-    return 1;
+    return 3;
   }
+  std::fprintf(stderr, "wick: unknown command '%s'\n", cmd.c_str());
   return usage(2);
 }
