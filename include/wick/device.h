@@ -80,6 +80,9 @@ class Device {
 
   // Waits for the work queued on this handle (not on other handles of the same GPU).
   void synchronize() const;
+  // The stream of this handle as the runtime's handle (a cudaStream_t / hipStream_t, for kernels
+  // of one's own queued after wick's); nullptr on the CPU, whose work is done when an op returns.
+  void* native_stream() const;
   // Seeds this handle's random generator; the generator's counter restarts at zero.
   void set_seed(uint64_t seed) const;
   bool supports_bf16() const;

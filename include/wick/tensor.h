@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -52,6 +53,9 @@ class Tensor {
   Tensor() = default;
   Tensor(std::shared_ptr<Storage> storage, Layout layout, DType dtype, Device device);
   bool defined() const { return storage_ != nullptr; }
+  // The address of the first element (on a GPU, device memory); nullptr when undefined. Work
+  // queued on the device may still be writing it: synchronize() before reading it elsewhere.
+  void* data_ptr() const;
 
   // ---- creation -------------------------------------------------------------------------
   static Tensor empty(const Shape& shape, DType dtype, const Device& device = Device::cpu());  // uninitialised
@@ -62,6 +66,12 @@ class Tensor {
   static Tensor arange(double start, double end, double step, DType dtype, const Device& device = Device::cpu());
   // Copies numel(shape) contiguous row-major elements of `dtype` from host memory.
   static Tensor from_host(const void* data, const Shape& shape, DType dtype, const Device& device = Device::cpu());
+  // Memory wick did not allocate, as a tensor of `device` without a copy: element (i0, i1, ...) at
+  // data + sum(ik * strides[k]) elements (strides >= 0; host memory for the CPU, memory of that GPU
+  // otherwise). `release` runs once, after the last tensor viewing it goes (not when this throws).
+  // A read-only tensor refuses in-place writes and cannot be an op's output.
+  static Tensor from_external(void* data, const Shape& shape, const Strides& strides, DType dtype, const Device& device,
+                              std::function<void()> release, bool read_only = false);
   template <class T>
   static Tensor from_vector(const std::vector<T>& v, const Shape& shape, const Device& device = Device::cpu());
   // Uniform in [lo, up) and normal(mean, std) from the device's Philox4x32-10 generator.

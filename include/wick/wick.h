@@ -54,6 +54,7 @@
 #pragma once
 
 #include "wick/device.h"
+#include "wick/dlpack.h"
 #include "wick/dtype.h"
 #include "wick/error.h"
 #include "wick/graph.h"

@@ -68,6 +68,13 @@ class Runtime {
     copy_to_host(dst, src, nbytes);
   }
 
+  // The runtime's handle of this backend's stream (Device::native_stream); nullptr on the CPU.
+  virtual void* native_stream() const { return nullptr; }
+  // Makes work queued later on `stream` (a runtime stream handle of the same kind of device, not
+  // wick's) wait for everything queued so far on this backend, without blocking the host
+  // (DLPack export). Nothing on backends that run synchronously.
+  virtual void order_native_stream(void* stream) { (void)stream; }
+
   // ---- page-locked staging (file loads, src/io) ----
   // Page-locked host memory that copies to this device read directly, or nullptr on backends whose
   // memory is host memory (the CPU). Throws OutOfMemory.

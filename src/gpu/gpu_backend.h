@@ -93,6 +93,8 @@ class GpuBackend final : public Backend {
   void copy_from_pinned_async(void* dst, const void* src, int64_t nbytes) override;
   void fence_synchronize(const std::shared_ptr<void>& fence) override;
   void copy_to_host_async(void* dst, const void* src, int64_t nbytes, std::shared_ptr<Storage> keep) override;
+  void* native_stream() const override { return stream_.native(); }
+  void order_native_stream(void* stream) override;
 
   // Graphs (gpu_graph.cpp, Note [Graph arenas]).
   bool records_graphs() const override { return true; }

@@ -25,6 +25,14 @@ void GpuBackend::wait_fence(const std::shared_ptr<void>& fence) {
   stream_.wait(*static_cast<const gpu::Event*>(fence.get()));
 }
 
+void GpuBackend::order_native_stream(void* stream) {
+  enter("dlpack");
+  if (stream == stream_.native()) return;  // one stream: already in order
+  gpu::Event e(ordinal_, /*timing=*/false);
+  e.record(stream_);
+  gpu::stream_wait_native(stream, e);  // the wait is queued; the event may go now
+}
+
 void GpuBackend::fence_synchronize(const std::shared_ptr<void>& fence) {
   if (!fence) return;
   enter("fence");

@@ -307,6 +307,11 @@ float Event::elapsed_ms(const Event& start) const {
   return ms;
 }
 
+void stream_wait_native(void* native, const Event& e) {
+  check(WICK_VENDOR(StreamWaitEvent)(native_stream(native), static_cast<WICK_VENDOR(Event_t)>(e.native()), 0), "dlpack",
+        e.device());
+}
+
 #if defined(WICK_GPU_ROCM)
 namespace {
 // hipLaunchHostFunc is declared by HIP 5.2's headers but missing from its library; a stream

@@ -122,11 +122,15 @@ class Event {
   // Milliseconds between `start` (recorded earlier) and this event; both must have completed.
   float elapsed_ms(const Event& start) const;
   void* native() const { return handle_; }
+  int device() const { return device_; }
 
  private:
   void* handle_ = nullptr;
   int device_ = 0;
 };
+
+// Work queued later on the runtime stream `native` (not one of wick's) waits for e's last record.
+void stream_wait_native(void* native, const Event& e);
 
 // Queues fn(arg) on `s`: it runs on a runtime thread once the work before it has finished, and
 // the work after it waits for it. fn must not call the runtime.
