@@ -10,14 +10,6 @@
 namespace wick::testing {
 namespace {
 
-std::vector<float> host(const Tensor& t) { return t.to(Device::cpu()).to_dtype(DType::F32).to_vector<float>(); }
-
-void expect_same(const Tensor& a, const Tensor& b) {
-  const std::vector<float> x = host(a), y = host(b);
-  ASSERT_EQ(x.size(), y.size());
-  for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(x[i], y[i]) << "at " << i;
-}
-
 class DecodeAttention : public ::testing::TestWithParam<Device> {};
 
 // softmax(scale q K^T) V per query head through matmul and softmax, over rows [0, n) of the caches.

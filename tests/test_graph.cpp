@@ -15,14 +15,6 @@ namespace {
 
 class Graphs : public ::testing::TestWithParam<Device> {};
 
-std::vector<float> host(const Tensor& t) { return t.to(Device::cpu()).to_dtype(DType::F32).to_vector<float>(); }
-
-void expect_same(const Tensor& a, const Tensor& b) {
-  const std::vector<float> x = host(a), y = host(b);
-  ASSERT_EQ(x.size(), y.size());
-  for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(x[i], y[i]) << "at " << i;
-}
-
 TEST_P(Graphs, ReplayRecomputesFromInputsChangedInPlace) {
   const Device dev = GetParam();
   Tensor x = Tensor::rand_uniform({3, 70}, DType::F32, -1, 1, dev);

@@ -102,6 +102,16 @@ inline std::vector<unsigned char> bytes_of(const Tensor& t) {
   return b;
 }
 
+// A tensor's values on the host as f32 (from any device and float dtype).
+inline std::vector<float> host(const Tensor& t) { return t.to(Device::cpu()).to_dtype(DType::F32).to_vector<float>(); }
+
+// a and b hold the same values, element for element (compared as f32).
+inline void expect_same(const Tensor& a, const Tensor& b) {
+  const std::vector<float> x = host(a), y = host(b);
+  ASSERT_EQ(x.size(), y.size());
+  for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(x[i], y[i]) << "at " << i;
+}
+
 // The error allowed to a sum of k products with exact value `want` and products' magnitudes summing
 // to `mag`: rounded to its type (half_ulp relative, or half_min, half the type's smallest
 // subnormal, absolute where the result is subnormal) after f32 accumulation (k + 2 roundings of

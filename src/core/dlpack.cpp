@@ -46,15 +46,13 @@ Tensor wrap(void* data, const Shape& shape, const Strides& strides, DType dtype,
 
 Tensor Tensor::from_external(void* data, const Shape& shape, const Strides& strides, DType dtype, const Device& device,
                              std::function<void()> release, bool read_only) {
-  // The owner is made last, so that a throw above leaves `release` uncalled.
+  // `release` reaches the owner only once wrap() has succeeded: a refusal never calls it.
   struct Release {
     std::function<void()> fn;
     ~Release() {
       if (fn) fn();
     }
   };
-  (void)span_bytes(shape, strides, dtype, "from_external");
-  (void)backend_for(device);
   auto owner = std::make_shared<Release>();
   Tensor t = wrap(data, shape, strides, dtype, device, owner, read_only, "from_external");
   owner->fn = std::move(release);
@@ -209,6 +207,24 @@ Tensor import(const DLTensor& d, bool read_only, std::shared_ptr<const void> own
   return wrap(base, shape, strides, dtype, device, std::move(owner), read_only, "from_dlpack");
 }
 
+// Calls the producer's deleter of M (either managed struct) once the last view goes; holds none
+// until the import has succeeded, so that a refusal leaves the struct to the caller.
+template <class M>
+struct ImportOwner {
+  M* m = nullptr;
+  ~ImportOwner() {
+    if (m && m->deleter) m->deleter(m);
+  }
+};
+
+template <class M>
+Tensor import_managed(M* m, bool read_only) {
+  auto owner = std::make_shared<ImportOwner<M>>();
+  Tensor t = import(m->dl_tensor, read_only, owner);
+  owner->m = m;
+  return t;
+}
+
 }  // namespace
 
 DLManagedTensorVersioned* to_dlpack_versioned(const Tensor& t, intptr_t stream) {
@@ -247,30 +263,12 @@ Tensor from_dlpack(DLManagedTensorVersioned* m) {
     throw UnsupportedError("[from_dlpack] DLPack version " + std::to_string(m->version.major) + "." +
                            std::to_string(m->version.minor) + "; wick reads major version " +
                            std::to_string(kMajorVersion));
-  struct Owner {
-    DLManagedTensorVersioned* m = nullptr;
-    ~Owner() {
-      if (m && m->deleter) m->deleter(m);
-    }
-  };
-  auto owner = std::make_shared<Owner>();
-  Tensor t = import(m->dl_tensor, (m->flags & kFlagReadOnly) != 0, owner);
-  owner->m = m;  // from here on the tensor owns m
-  return t;
+  return import_managed(m, (m->flags & kFlagReadOnly) != 0);
 }
 
 Tensor from_dlpack(DLManagedTensor* m) {
   if (m == nullptr) throw InvalidArgument("[from_dlpack] null managed tensor");
-  struct Owner {
-    DLManagedTensor* m = nullptr;
-    ~Owner() {
-      if (m && m->deleter) m->deleter(m);
-    }
-  };
-  auto owner = std::make_shared<Owner>();
-  Tensor t = import(m->dl_tensor, false, owner);
-  owner->m = m;
-  return t;
+  return import_managed(m, false);
 }
 
 }  // namespace wick

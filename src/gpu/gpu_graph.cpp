@@ -17,6 +17,7 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -141,10 +142,10 @@ std::shared_ptr<void> GpuBackend::end_capture(bool discard) {
   rec->graph = graph;
   rec->arena = arena;
   std::lock_guard<std::mutex> g(shared_.mu);
-  std::unordered_map<void*, bool> freed;
-  for (const auto& [size, p] : arena->free) freed[p] = true;
+  std::unordered_set<void*> freed;
+  for (const auto& [size, p] : arena->free) freed.insert(p);
   for (const auto& [p, size] : arena->blocks)
-    if (!freed.count(p)) escaped_[p] = arena;
+    if (!freed.count(p)) escaped_[p] = arena;  // still held: a graph output
   return rec;
 }
 
